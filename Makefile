@@ -1,0 +1,122 @@
+# dpca-bench: build, test and reproduce. `make` alone lists the targets.
+#
+#   make test                      # what README and CI run (OpenBLAS, release build)
+#   make reproduce                 # every manifest under experiments/, PROFILE=paper
+#   make BLAS=mkl test             # the same on Intel MKL (static, sequential, LP64)
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+CARGO ?= cargo
+# openblas (Debian's libopenblas-dev, the default) or mkl (Intel MKL from PyPI's wheels).
+BLAS ?= openblas
+# Experiment profile for `reproduce`: paper (the papers' sizes) or quick.
+PROFILE ?= paper
+# Outside the clone so that repeated CI runs on one machine reuse the build.
+CARGO_TARGET_DIR ?= $(HOME)/.cache/dpca-bench/target
+# Extra arguments: `make test ARGS='manifest::'`, `make bench ARGS='--save-baseline main'`.
+ARGS ?=
+MKL_VERSION ?= 2026.2.0
+MKL_DIR := $(CURDIR)/.deps/mkl
+
+ifeq ($(BLAS),openblas)
+  TARGET_DIR := $(CARGO_TARGET_DIR)
+  FEATURES :=
+  BLAS_ENV :=
+else ifeq ($(BLAS),mkl)
+  # A target dir of its own, so switching backends does not rebuild everything.
+  TARGET_DIR := $(CARGO_TARGET_DIR)-mkl
+  FEATURES := --no-default-features --features mkl
+  BLAS_ENV := MKLROOT='$(MKL_DIR)'
+else
+  $(error BLAS must be openblas or mkl, not '$(BLAS)')
+endif
+
+# Every cargo call goes through this: one target dir per backend, MKLROOT only for MKL.
+CARGO_RUN := CARGO_TARGET_DIR='$(TARGET_DIR)' $(BLAS_ENV) $(CARGO)
+# The one profile we build: release (tests and benches too).
+DPCA := $(TARGET_DIR)/release/dpca
+
+# Root installs directly; anyone else through sudo.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: help deps deps-system deps-mkl build test reproduce quick bench fmt fmt-check lint \
+        clippy clean-results mkl-check mkl-fresh print-dpca
+
+help: ## list the targets
+	@echo "dpca-bench — make [target] [BLAS=openblas|mkl] [PROFILE=paper|quick] [ARGS=...]"
+	@echo
+	@grep -E '^[a-z][a-z-]*:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+	  awk 'BEGIN {FS = ":.*## "} {printf "  %-14s %s\n", $$1, $$2}'
+	@echo
+	@echo "  BLAS=$(BLAS)  PROFILE=$(PROFILE)"
+	@echo "  target dir: $(TARGET_DIR)"
+	@echo "  DPCA=$(DPCA)"
+
+deps: deps-system $(if $(filter mkl,$(BLAS)),deps-mkl) ## system packages (+ MKL wheels into .deps/mkl when BLAS=mkl)
+
+deps-system: ## libopenblas-dev and pkg-config from Debian, when missing
+	@need=""; \
+	dpkg -s libopenblas-dev >/dev/null 2>&1 || need="$$need libopenblas-dev"; \
+	command -v pkg-config >/dev/null 2>&1 || need="$$need pkg-config"; \
+	if [ -n "$$need" ]; then \
+	  echo "installing:$$need"; \
+	  $(SUDO) apt-get update -qq; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$need >/dev/null; \
+	fi
+
+deps-mkl: ## Intel MKL static libs + headers from PyPI wheels into .deps/mkl
+	@scripts/fetch-mkl.sh '$(MKL_DIR)' '$(MKL_VERSION)'
+
+# intel-mkl-src caches a failed MKL lookup (its build script then declares no rerun trigger),
+# after which the link fails with undefined dgeqrf_/cblas_dgemm. If the cached lookup did not
+# find our MKLROOT, drop it so the build script runs again.
+mkl-fresh:
+ifeq ($(BLAS),mkl)
+	@out=$$(ls -t '$(TARGET_DIR)'/release/build/intel-mkl-src-*/output 2>/dev/null | head -n 1 || true); \
+	if [ -n "$$out" ] && ! grep -qF 'cargo:rustc-link-search=$(MKL_DIR)/lib' "$$out"; then \
+	  echo "intel-mkl-src has a stale MKL lookup: cleaning it"; \
+	  $(CARGO_RUN) clean --release -p intel-mkl-src; \
+	fi
+endif
+
+build: deps mkl-fresh ## cargo build --release (binary: make print-dpca)
+	$(CARGO_RUN) build --release $(FEATURES) $(ARGS)
+
+test: deps mkl-fresh ## cargo test --release (all tests)
+	$(CARGO_RUN) test --release $(FEATURES) $(ARGS)
+
+reproduce: build ## run every manifest under experiments/ with PROFILE (default paper)
+	$(DPCA) reproduce --profile $(PROFILE) $(ARGS)
+
+quick: ## reproduce with PROFILE=quick (minutes on 2 cores)
+	@$(MAKE) reproduce PROFILE=quick
+
+bench: deps mkl-fresh ## criterion benchmark `rounds`
+	$(CARGO_RUN) bench $(FEATURES) --bench rounds $(if $(ARGS),-- $(ARGS))
+
+fmt: ## cargo fmt (rewrite)
+	$(CARGO) fmt --all
+
+fmt-check: ## cargo fmt --check
+	$(CARGO) fmt --all -- --check
+
+clippy: deps mkl-fresh ## cargo clippy on all targets, warnings denied
+	$(CARGO_RUN) clippy --release $(FEATURES) --all-targets -- -D warnings
+
+lint: fmt-check ## fmt --check, then clippy when it is installed
+	@if $(CARGO) clippy --version >/dev/null 2>&1; then $(MAKE) clippy; \
+	else echo "clippy not installed: skipped (rustup component add clippy)"; fi
+
+clean-results: ## delete results/ files git does not track (committed results stay)
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  git clean -fdx -- results/; \
+	else rm -rf results; fi
+
+mkl-check: ## build and run the tests on Intel MKL (BLAS=mkl)
+	@$(MAKE) BLAS=mkl test
+
+print-dpca: ## print the path of the dpca binary for BLAS
+	@echo '$(DPCA)'

@@ -1,0 +1,94 @@
+//! The synthetic test matrices of FAPS (23)–(24) and §5.6: A = U Σ Vᵀ.
+//!
+//! U (n×n) and V (m×n) are the orthonormalisations (Q factors, diag R ≥ 0) of matrices with iid
+//! U[-1, 1] entries. Forming V by a thin QR of the m×n matrix X costs 40–90 s at 128000×2000, and
+//! V itself is as large as A. Instead we use V = X R⁻¹ with R the Cholesky factor of XᵀX — the
+//! same Q in exact arithmetic; X is so well conditioned (κ ≈ (1+√(n/m))/(1−√(n/m))) that the
+//! error is at rounding level — and never store X: A = (U Σ R⁻ᵀ) Xᵀ, with X regenerated block by
+//! block from its seed. Block work runs in parallel; sums are taken in a fixed order, so the
+//! result does not depend on the number of threads.
+
+use super::uniform_matrix;
+use crate::linalg::{cholesky_upper, orth};
+use crate::seed;
+use anyhow::{bail, Result};
+use ndarray::{Array1, Array2, Axis, ShapeBuilder};
+use ndarray_linalg::{Diag, SolveTriangular, UPLO};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Rows of X generated per block (fixed: it defines the random stream).
+const BLOCK: usize = 2048;
+/// Partial Gram sums kept at once; fixed so the summation order never depends on threads.
+const GROUPS: usize = 8;
+
+/// Diagonal Σ of the generator.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "spectrum", rename_all = "lowercase")]
+pub enum Spectrum {
+    /// Σ_ii = ξ^(1−i), FAPS (24).
+    Geometric { xi: f64 },
+    /// Σ_ii = 1 − (i−1)/(n−1)·(1 − 1/κ), FAPS §5.6.
+    Arithmetic { kappa: f64 },
+}
+
+impl Spectrum {
+    pub fn values(&self, n: usize) -> Array1<f64> {
+        match *self {
+            Spectrum::Geometric { xi } => Array1::from_iter((0..n).map(|i| xi.powi(-(i as i32)))),
+            Spectrum::Arithmetic { kappa } => {
+                let denom = (n.max(2) - 1) as f64;
+                Array1::from_iter((0..n).map(|i| 1.0 - (i as f64) / denom * (1.0 - 1.0 / kappa)))
+            }
+        }
+    }
+}
+
+/// A = U Σ Vᵀ, n×m, column-major, reproducible from `seed`.
+pub fn svd_matrix(n: usize, m: usize, spectrum: Spectrum, seed: u64) -> Result<Array2<f64>> {
+    if n == 0 || m < n {
+        bail!("the SVD generator needs 1 <= n <= m, got n = {n}, m = {m}");
+    }
+    let u = orth(uniform_matrix(n, n, &mut seed::rng(seed, &["U"])).view());
+    let blocks = m.div_ceil(BLOCK);
+    let x_block = |b: usize| {
+        let rows = BLOCK.min(m - b * BLOCK);
+        uniform_matrix(rows, n, &mut seed::rng(seed, &["X", &b.to_string()]))
+    };
+
+    // XᵀX = Σ_b X_bᵀX_b, summed in GROUPS fixed contiguous ranges, then in group order.
+    let per_group = blocks.div_ceil(GROUPS);
+    let partials: Vec<Array2<f64>> = (0..GROUPS)
+        .into_par_iter()
+        .map(|g| {
+            let mut acc = Array2::<f64>::zeros((n, n).f());
+            for b in g * per_group..((g + 1) * per_group).min(blocks) {
+                let x = x_block(b);
+                ndarray::linalg::general_mat_mul(1.0, &x.t(), &x, 1.0, &mut acc);
+            }
+            acc
+        })
+        .collect();
+    let mut gram = Array2::<f64>::zeros((n, n).f());
+    for p in &partials {
+        gram += p;
+    }
+    drop(partials);
+    let r = cholesky_upper(gram.view())?;
+
+    // M = U Σ R⁻ᵀ, i.e. Mᵀ solves R Mᵀ = (U Σ)ᵀ.
+    let sigma = spectrum.values(n);
+    let us = &u * &sigma.view().insert_axis(Axis(0));
+    let mt = r.solve_triangular(UPLO::Upper, Diag::NonUnit, &crate::linalg::to_f_order(us.t()))?;
+    let m_mat = crate::linalg::to_f_order(mt.t());
+
+    let mut a = Array2::<f64>::zeros((n, m).f());
+    a.axis_chunks_iter_mut(Axis(1), BLOCK)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(b, mut cols)| {
+            let x = x_block(b);
+            ndarray::linalg::general_mat_mul(1.0, &m_mat, &x.t(), 0.0, &mut cols);
+        });
+    Ok(a)
+}

@@ -1,0 +1,18 @@
+//! dpca-bench: reproduce and extend experiments of distributed and federated PCA papers.
+//!
+//! Path of every number: manifest ([`manifest`]) → data ([`data`]) → clients and network
+//! ([`fed`]) → method ([`methods`]) → run loop and observer ([`run`]) with metrics against an
+//! exact reference ([`problem`]) → CSV, figures and report ([`report`]).
+
+pub mod data;
+pub mod fed;
+pub mod linalg;
+pub mod manifest;
+pub mod methods;
+pub mod problem;
+pub mod report;
+pub mod run;
+pub mod seed;
+pub mod util;
+
+

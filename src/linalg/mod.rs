@@ -1,0 +1,60 @@
+//! The few dense kernels every method and metric uses.
+//!
+//! All heavy lifting goes to BLAS/LAPACK through ndarray / ndarray-linalg. Matrices that
+//! LAPACK factorises are kept column-major (`.f()`): ndarray-linalg's QR is 2× slower on
+//! row-major input.
+
+mod eig;
+mod orth;
+
+pub use eig::{sym_eig_desc, SymEig};
+pub use orth::{cholesky_upper, orth, orth_with_r};
+
+use ndarray::{Array2, ArrayView2, ShapeBuilder};
+
+/// An owned column-major copy of `a`.
+pub fn to_f_order(a: ArrayView2<f64>) -> Array2<f64> {
+    let mut out = Array2::zeros(a.raw_dim().f());
+    out.assign(&a);
+    out
+}
+
+/// `A (Aᵀ X)`: the product with the local Gram matrix, without ever forming it.
+pub fn gram_times(a: ArrayView2<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+    a.dot(&a.t().dot(&x))
+}
+
+/// Squared Frobenius norm.
+pub fn fro2(a: ArrayView2<f64>) -> f64 {
+    a.iter().map(|v| v * v).sum()
+}
+
+/// Estimate ‖A‖₂² (largest eigenvalue of AAᵀ) by `iters` power steps from `start`.
+/// Used for FAPS's β⁽⁰⁾ = 0.15‖A_i‖₂², where a few steps are accurate enough.
+pub fn spectral_norm2(a: ArrayView2<f64>, start: ndarray::Array1<f64>, iters: usize) -> f64 {
+    let mut v = start;
+    let mut lambda = 0.0;
+    for _ in 0..iters.max(1) {
+        let w = a.dot(&a.t().dot(&v));
+        let norm = w.dot(&w).sqrt();
+        if norm == 0.0 {
+            return 0.0;
+        }
+        lambda = v.dot(&w) / v.dot(&v);
+        v = w / norm;
+    }
+    lambda
+}
+
+/// Single-threaded BLAS: clients run in parallel under rayon, so BLAS must not spawn its own
+/// threads inside client work (oversubscription, and results that depend on thread counts).
+pub fn force_single_threaded_blas() {
+    #[cfg(feature = "openblas")]
+    {
+        extern "C" {
+            fn openblas_set_num_threads(n: std::os::raw::c_int);
+        }
+        // SAFETY: plain setter exported by libopenblas, callable at any time.
+        unsafe { openblas_set_num_threads(1) };
+    }
+}

@@ -1,0 +1,235 @@
+//! `dpca`: command-line front end. Parsing, dispatch and exit codes only.
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use dpca_bench::manifest::{self, ManifestError};
+use dpca_bench::methods::registry;
+use dpca_bench::run::{self, Options, Progress};
+use dpca_bench::{linalg, report};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Reproduce and extend experiments of distributed and federated PCA papers.
+///
+/// Every experiment is a TOML manifest under experiments/<paper>/<id>.toml naming the data,
+/// its split over clients, the methods and the stop rule, with a `paper` profile at the paper's
+/// sizes and a `quick` one scaled down. Methods talk only through a simulated network that
+/// counts every round, vector and byte; metrics against an exact LAPACK reference are computed
+/// outside the timed part. Results go to results/<paper>/<id>/<profile>/: trace.csv (one row
+/// per run and round), summary.csv (one row per run), report.md (the paper's numbers beside
+/// ours), convergence figures (.svg, .png) and run.json (provenance).
+///
+/// Examples:
+///   dpca list
+///   dpca run experiments/faps/table4.toml --profile quick
+///   dpca run experiments/faps/table1.toml --method faps --force
+///   dpca reproduce --profile quick
+#[derive(Parser)]
+#[command(name = "dpca", version, about, long_about, verbatim_doc_comment)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every manifest: paper, id, what it reproduces and its profiles.
+    List {
+        /// Folder searched recursively for *.toml manifests.
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
+    },
+    /// Run one or more manifests and write their results.
+    ///
+    /// Finished runs are stored under results/.../runs/ and skipped when run again, so an
+    /// interrupted run resumes where it stopped; --force re-runs them.
+    Run {
+        /// Manifest files (experiments/<paper>/<id>.toml).
+        #[arg(required = true)]
+        manifests: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run every manifest under the experiments folder that has the chosen profile.
+    Reproduce {
+        /// Folder searched recursively for *.toml manifests.
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    /// Profile of the manifest: `paper` (the paper's sizes) or `quick` (scaled down).
+    #[arg(long, default_value = "paper")]
+    profile: String,
+    /// Run only these methods (name or label; repeatable).
+    #[arg(long = "method", value_name = "NAME")]
+    methods: Vec<String>,
+    /// Override the manifest's base seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Re-run runs that are already stored.
+    #[arg(long)]
+    force: bool,
+    /// Worker threads for client-parallel work (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Root folder of the results.
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
+    /// Cache of generated matrices and reference solutions.
+    #[arg(long, default_value = "datasets/cache")]
+    cache: PathBuf,
+}
+
+impl Common {
+    fn options(&self) -> Options {
+        Options {
+            results_root: self.results.clone(),
+            cache_dir: self.cache.clone(),
+            force: self.force,
+            methods: self.methods.clone(),
+            seed: self.seed,
+            threads: self.threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            }),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            // Bad user input (manifest, parameters) exits 2; anything else 1.
+            if e.chain().any(|c| c.downcast_ref::<ManifestError>().is_some()) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::List { experiments } => list(&experiments),
+        Command::Run { manifests, common } => {
+            let opts = setup(&common)?;
+            let progress = Progress::new();
+            for path in &manifests {
+                run_manifest(path, &common.profile, &opts, &progress)?;
+            }
+            Ok(())
+        }
+        Command::Reproduce { experiments, common } => {
+            let opts = setup(&common)?;
+            reproduce(&experiments, &common.profile, &opts)
+        }
+    }
+}
+
+fn setup(common: &Common) -> Result<Options> {
+    let opts = common.options();
+    if opts.threads == 0 {
+        anyhow::bail!("--threads must be at least 1");
+    }
+    linalg::force_single_threaded_blas();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build_global()
+        .context("starting the worker threads")?;
+    Ok(opts)
+}
+
+fn run_manifest(path: &Path, profile: &str, opts: &Options, progress: &Progress) -> Result<()> {
+    let exp = manifest::load(path, profile)?;
+    let out = run::run_experiment(&exp, opts, progress)?;
+    report::write_all(&exp, &out)?;
+    progress.log(format!("{}: results in {}", exp.id, out.dir.display()));
+    Ok(())
+}
+
+/// Every *.toml under `dir`, sorted.
+fn manifests_under(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).with_context(|| format!("cannot read folder {}", d.display()))?;
+        for e in entries {
+            let path = e?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "toml") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn list(dir: &Path) -> Result<()> {
+    println!("{:<8} {:<10} {:<22} {:<16} manifest", "paper", "id", "reproduces", "profiles");
+    for path in manifests_under(dir)? {
+        match manifest::profile_names(&path).and_then(|profiles| {
+            let first = profiles.first().cloned().unwrap_or_default();
+            manifest::load(&path, &first).map(|e| (e, profiles))
+        }) {
+            Ok((e, profiles)) => println!(
+                "{:<8} {:<10} {:<22} {:<16} {}\n         {}",
+                e.paper,
+                e.id,
+                e.reproduces,
+                profiles.join(","),
+                path.display(),
+                e.title
+            ),
+            Err(err) => println!("(invalid) {}: {err}", path.display()),
+        }
+    }
+    println!("\nmethods:");
+    for m in registry::METHODS {
+        let status = match m.status {
+            registry::Status::Ready => "",
+            registry::Status::Planned(why) => why,
+        };
+        println!("  {:<12} {} {}", m.name, m.about, status);
+    }
+    Ok(())
+}
+
+fn reproduce(dir: &Path, profile: &str, opts: &Options) -> Result<()> {
+    let progress = Progress::new();
+    let manifests = manifests_under(dir)?;
+    let bar = progress.runs(manifests.len() as u64, "reproduce");
+    let mut failed = Vec::new();
+    for path in &manifests {
+        let has_profile = manifest::profile_names(path).map(|p| p.iter().any(|x| x == profile));
+        match has_profile {
+            Ok(true) => {
+                if let Err(e) = run_manifest(path, profile, opts, &progress) {
+                    progress.log(format!("error: {}: {e:#}", path.display()));
+                    failed.push(path.display().to_string());
+                }
+            }
+            Ok(false) => progress.log(format!("{}: no `{profile}` profile, skipped", path.display())),
+            Err(e) => {
+                progress.log(format!("error: {e}"));
+                failed.push(path.display().to_string());
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!("{} manifest(s) failed: {}", failed.len(), failed.join(", "))
+    }
+}

@@ -1,0 +1,435 @@
+//! Experiment manifests: one TOML file per paper table or figure (experiments/<paper>/<id>.toml).
+//!
+//! Loading = parse → overlay the chosen profile → deserialize (serde, unknown keys rejected) →
+//! semantic checks → expand the sweep into points and list-valued method params into variants.
+//! Every error names the file, the line and the key, because a manifest is edited by hand and
+//! "invalid type" alone sends the user hunting.
+
+mod locate;
+mod merge;
+mod schema;
+mod validate;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use locate::{format_path, parse_path, Locator, Seg};
+use schema::{RawManifest, RawPoint, SWEEPABLE};
+
+pub use schema::{
+    DataSpec, Generator, PaperResult, PartitionSpec, PlotSpec, ProblemSpec, Scheme, Spectrum,
+    StopSpec, XAxis, YMetric,
+};
+
+/// A manifest loaded with one profile, ready to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Experiment {
+    pub path: PathBuf,
+    pub profile: String,
+    /// sha256 (hex) of the file's bytes: provenance for run.json.
+    pub hash: String,
+    pub id: String,
+    pub paper: String,
+    pub paper_file: String,
+    pub title: String,
+    pub reproduces: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub repeats: usize,
+    /// One per sweep combination; exactly one when there is no sweep.
+    pub points: Vec<Point>,
+    /// One per method variant (list-valued params expanded), in file order then variant order.
+    pub methods: Vec<MethodSpec>,
+    pub stop: StopSpec,
+    pub plots: Vec<PlotSpec>,
+    pub paper_results: Vec<PaperResult>,
+    /// Kept to locate lines for errors found later (e.g. by the method registry).
+    #[serde(skip)]
+    source: Source,
+}
+
+/// One sweep point: the sweepable sections with the sweep's values substituted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// e.g. "n=2000", or "" without a sweep. Keys are the last segment of the sweep key.
+    pub label: String,
+    /// The swept key paths and their values at this point (empty without a sweep).
+    pub coords: Vec<(String, toml::Value)>,
+    pub data: DataSpec,
+    pub partition: PartitionSpec,
+    pub problem: ProblemSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MethodSpec {
+    /// Position in [[methods]]; for error_at("methods[{index}].params.x", ..).
+    pub index: usize,
+    pub name: String,
+    /// Display label; defaults to the name.
+    pub label: String,
+    /// Scalar values only after expansion (unless a list was wrapped in a list on purpose).
+    pub params: toml::Table,
+    /// The swept params of this variant, sorted by key, e.g. "inner_steps=5"; "" if none.
+    pub variant: String,
+}
+
+impl MethodSpec {
+    /// "FAPS" or "FAPS (inner_steps=5)": unique within an experiment.
+    pub fn full_label(&self) -> String {
+        if self.variant.is_empty() {
+            self.label.clone()
+        } else {
+            format!("{} ({})", self.label, self.variant)
+        }
+    }
+}
+
+#[derive(Clone, Default)]
+struct Source(String);
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Source({} bytes)", self.0.len())
+    }
+}
+
+/// `<file>:<line>: key `k`: message`; the line (or key) is left out when unknown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    file: PathBuf,
+    line: Option<usize>,
+    column: Option<usize>,
+    key: Option<String>,
+    message: String,
+}
+
+impl ManifestError {
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+    /// 1-based.
+    pub fn line(&self) -> Option<usize> {
+        self.line
+    }
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        if let Some(k) = &self.key {
+            write!(f, ": key `{k}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+impl Experiment {
+    /// Error for a key path inside the manifest (e.g. "methods[1].params.inner_steps",
+    /// "data.n"), located at its line: the sweep entry, the active profile's overlay, then the
+    /// base document, whichever sets the value in effect.
+    pub fn error_at(&self, key_path: &str, msg: impl fmt::Display) -> ManifestError {
+        match Locator::parse(&self.path, self.source.0.clone(), &self.profile) {
+            Ok(loc) => loc.error(key_path, msg),
+            Err(_) => ManifestError {
+                file: self.path.clone(),
+                line: None,
+                column: None,
+                key: Some(key_path.to_string()),
+                message: msg.to_string(),
+            },
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<(String, String), ManifestError> {
+    let plain = |message: String| ManifestError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        key: None,
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
+    let hash = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let text = String::from_utf8(bytes).map_err(|e| plain(format!("not UTF-8 text: {e}")))?;
+    Ok((text, hash))
+}
+
+/// Profile names in file order (empty if the manifest has no [profiles]).
+pub fn profile_names(path: &Path) -> Result<Vec<String>, ManifestError> {
+    let (text, _) = read(path)?;
+    let loc = Locator::parse(path, text, "")?;
+    match loc.doc().get("profiles") {
+        None => Ok(Vec::new()),
+        Some(item) => match item.as_table_like() {
+            Some(t) => Ok(t.iter().map(|(k, _)| k.to_string()).collect()),
+            None => Err(loc.error(
+                "profiles",
+                "expected a table of profiles, e.g. [profiles.quick]",
+            )),
+        },
+    }
+}
+
+/// Load `path` with `profile` overlaid.
+pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
+    let (text, hash) = read(path)?;
+    let loc = Locator::parse(path, text.clone(), profile)?;
+    let mut base: toml::Table = toml::from_str(&text)
+        .map_err(|e| loc.file_error(format!("invalid TOML: {}", e.message())))?;
+
+    // Profile overlay.
+    let profiles = match base.remove("profiles") {
+        None => toml::Table::new(),
+        Some(toml::Value::Table(t)) => t,
+        Some(_) => {
+            return Err(loc.error(
+                "profiles",
+                "expected a table of profiles, e.g. [profiles.quick]",
+            ))
+        }
+    };
+    let Some(overlay) = profiles.get(profile) else {
+        // File order, as profile_names() gives.
+        let names: Vec<String> = loc
+            .doc()
+            .get("profiles")
+            .and_then(|p| p.as_table_like())
+            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let msg = if names.is_empty() {
+            format!("unknown profile `{profile}`: this manifest defines no profiles; add a [profiles.{profile}] table (it may be empty)")
+        } else {
+            format!(
+                "unknown profile `{profile}`: this manifest defines {}",
+                validate::quoted(&names)
+            )
+        };
+        return Err(loc.error("profiles", msg));
+    };
+    let pkey = format_path(&[Seg::Key("profiles".into()), Seg::Key(profile.into())]);
+    let Some(overlay) = overlay.as_table() else {
+        return Err(loc.error(
+            &pkey,
+            "a profile must be a table of overrides, e.g. [profiles.quick] data = { n = 400 }",
+        ));
+    };
+    if overlay.contains_key("profiles") {
+        return Err(loc.error(
+            &format!("{pkey}.profiles"),
+            "profiles cannot be nested inside a profile",
+        ));
+    }
+    merge::deep_merge(&mut base, overlay);
+
+    let raw: RawManifest = deserialize(base, &loc, "")?;
+    validate::check_manifest(&raw, path, &loc)?;
+
+    let points = expand_points(&raw, &loc)?;
+    let methods = expand_methods(&raw, &loc)?;
+
+    Ok(Experiment {
+        path: path.to_path_buf(),
+        profile: profile.to_string(),
+        hash,
+        id: raw.id,
+        paper: raw.paper,
+        paper_file: raw.paper_file,
+        title: raw.title,
+        reproduces: raw.reproduces,
+        description: raw.description,
+        seed: raw.seed,
+        repeats: raw.repeats,
+        points,
+        methods,
+        stop: raw.stop,
+        plots: raw.plots,
+        paper_results: raw.paper_results,
+        source: Source(text),
+    })
+}
+
+/// serde with the failing key path recovered (serde_path_to_error) and located in the file.
+fn deserialize<T: DeserializeOwned>(
+    table: toml::Table,
+    loc: &Locator,
+    at: &str,
+) -> Result<T, ManifestError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let mut segs: Vec<Seg> = e
+            .path()
+            .iter()
+            .filter_map(|s| match s {
+                serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { variant } => Some(Seg::Key(variant.clone())),
+                _ => None,
+            })
+            .collect();
+        let msg = e.inner().message().trim_end().to_string();
+        // serde reports unknown/missing fields at the enclosing table; point at the key itself.
+        for prefix in ["unknown field `", "missing field `"] {
+            if let Some(field) = msg.strip_prefix(prefix).and_then(|r| r.split('`').next()) {
+                if segs.last() != Some(&Seg::Key(field.to_string())) {
+                    segs.push(Seg::Key(field.to_string()));
+                }
+            }
+        }
+        let key = if segs.is_empty() {
+            ".".to_string()
+        } else {
+            format_path(&segs)
+        };
+        loc.error(&key, format!("{msg}{at}"))
+    })
+}
+
+/// One Point per combination of the (merged) sweep; sweep keys sorted, first key outermost.
+fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, ManifestError> {
+    // The sweepable sections as they stand after the profile overlay.
+    let mut section = toml::Table::new();
+    for (s, t) in SWEEPABLE
+        .iter()
+        .zip([&raw.data, &raw.partition, &raw.problem])
+    {
+        section.insert(s.to_string(), toml::Value::Table(t.clone()));
+    }
+
+    let mut keys: Vec<&String> = raw.sweep.keys().collect();
+    keys.sort();
+    let mut paths = Vec::new();
+    let mut lists = Vec::new();
+    for k in &keys {
+        let skey = format_path(&[Seg::Key("sweep".into()), Seg::Key((*k).clone())]);
+        let segs = parse_path(k);
+        let sweepable =
+            segs.len() == 2 && matches!(&segs[0], Seg::Key(s) if SWEEPABLE.contains(&s.as_str()));
+        if !sweepable {
+            return Err(loc.error(&skey, format!(
+                "`{k}` cannot be swept: sweep keys are `section.key` with section one of {} (e.g. \"data.n\")",
+                validate::quoted(&SWEEPABLE)
+            )));
+        }
+        let Some(list) = raw.sweep[*k].as_array() else {
+            return Err(loc.error(
+                &skey,
+                format!(
+                    "expected a list of values, e.g. \"{k}\" = [{}]",
+                    merge::fmt_value(&raw.sweep[*k])
+                ),
+            ));
+        };
+        if list.is_empty() {
+            return Err(loc.error(&skey, "empty list: a sweep needs at least one value"));
+        }
+        // The key must exist in the schema: try it with its first value.
+        let mut probe = section.clone();
+        merge::set_path(&mut probe, &segs, list[0].clone());
+        if let Err(e) = deserialize::<RawPoint>(probe, loc, "") {
+            if e.key() == Some(format_path(&segs).as_str())
+                && e.message().starts_with("unknown field")
+            {
+                return Err(loc.error(
+                    &skey,
+                    format!("`{k}` does not exist in the schema: {}", e.message()),
+                ));
+            }
+        }
+        paths.push(segs);
+        lists.push(list.clone());
+    }
+
+    // Label keys: last segment ("n"), unless two sweep keys share it.
+    let short: Vec<String> = keys
+        .iter()
+        .map(|k| k.rsplit('.').next().unwrap_or(k).to_string())
+        .collect();
+    let unique = short.iter().collect::<std::collections::HashSet<_>>().len() == short.len();
+    let names: Vec<String> = if unique {
+        short
+    } else {
+        keys.iter().map(|k| (*k).clone()).collect()
+    };
+
+    let mut points = Vec::new();
+    for combo in merge::product(&lists) {
+        let mut table = section.clone();
+        for (segs, v) in paths.iter().zip(&combo) {
+            merge::set_path(&mut table, segs, v.clone());
+        }
+        let label = merge::label(
+            &names
+                .iter()
+                .cloned()
+                .zip(combo.iter().cloned())
+                .collect::<Vec<_>>(),
+        );
+        let at = if label.is_empty() {
+            String::new()
+        } else {
+            format!(" (sweep point {label})")
+        };
+        let pt: RawPoint = deserialize(table, loc, &at)?;
+        validate::check_point(&pt, loc, &at)?;
+        points.push(Point {
+            label,
+            coords: keys.iter().map(|k| (*k).clone()).zip(combo).collect(),
+            data: pt.data,
+            partition: pt.partition,
+            problem: pt.problem,
+        });
+    }
+    Ok(points)
+}
+
+/// One MethodSpec per parameter variant; (label, variant) must be unique so reports can tell
+/// runs apart.
+fn expand_methods(raw: &RawManifest, loc: &Locator) -> Result<Vec<MethodSpec>, ManifestError> {
+    let mut out: Vec<MethodSpec> = Vec::new();
+    for (index, m) in raw.methods.iter().enumerate() {
+        let label = m.label.clone().unwrap_or_else(|| m.name.clone());
+        if let Some(prev) = out.iter().find(|o| o.label == label) {
+            let key = if m.label.is_some() {
+                format!("methods[{index}].label")
+            } else {
+                format!("methods[{index}].name")
+            };
+            return Err(loc.error(&key, format!(
+                "label {label:?} is already used by methods[{}]: give each [[methods]] entry a distinct label",
+                prev.index
+            )));
+        }
+        for (variant, params) in merge::expand_params(&m.params) {
+            out.push(MethodSpec {
+                index,
+                name: m.name.clone(),
+                label: label.clone(),
+                params,
+                variant,
+            });
+        }
+    }
+    Ok(out)
+}

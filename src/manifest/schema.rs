@@ -1,0 +1,243 @@
+//! Serde types of a manifest. `deny_unknown_fields` everywhere: a misspelt key must be an error,
+//! not a silently ignored setting. The typed specs are also written into run.json.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The whole manifest after the profile overlay, before sweep/param expansion.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawManifest {
+    pub id: String,
+    pub paper: String,
+    pub paper_file: String,
+    pub title: String,
+    pub reproduces: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub seed: u64,
+    #[serde(default = "one")]
+    pub repeats: usize,
+    // The sweepable sections are typed per sweep point (RawPoint), after the sweep has filled
+    // in its values; here they only need to be tables.
+    pub data: toml::Table,
+    pub partition: toml::Table,
+    pub problem: toml::Table,
+    pub stop: StopSpec,
+    pub methods: Vec<RawMethod>,
+    #[serde(default)]
+    pub plots: Vec<PlotSpec>,
+    #[serde(default)]
+    pub paper_results: Vec<PaperResult>,
+    /// Dotted key path → list of values; checked and expanded in merge.rs.
+    #[serde(default)]
+    pub sweep: toml::Table,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The part of the manifest a sweep may vary: deserialized once per sweep point.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPoint {
+    pub data: DataSpec,
+    pub partition: PartitionSpec,
+    pub problem: ProblemSpec,
+}
+
+/// Sections whose keys may appear in `[sweep]`.
+pub(crate) const SWEEPABLE: [&str; 3] = ["data", "partition", "problem"];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMethod {
+    pub name: String,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub params: toml::Table,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Generator {
+    /// A = U Σ Vᵀ with random orthonormal U, V (FAPS eq. 23).
+    Svd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spectrum {
+    /// Σ_ii = xi^(1-i), xi > 1 (FAPS eq. 24).
+    Geometric,
+    /// Σ_ii = 1 - (i-1)/(n-1)·(1 - 1/kappa), kappa >= 1 (FAPS fig. 4).
+    Arithmetic,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSpec {
+    pub generator: Generator,
+    pub spectrum: Spectrum,
+    /// Rows = features.
+    pub n: usize,
+    /// Columns = samples.
+    pub m: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xi: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa: Option<f64>,
+}
+
+impl DataSpec {
+    /// Canonical, file-name-safe text of every field, to name cached matrices. It does not
+    /// contain the seed: the caller appends the data seed it derived.
+    pub fn cache_key(&self) -> String {
+        let mut key = format!(
+            "{}-{}-n{}-m{}",
+            self.generator, self.spectrum, self.n, self.m
+        );
+        if let Some(xi) = self.xi {
+            key.push_str(&format!("-xi{xi:?}"));
+        }
+        if let Some(kappa) = self.kappa {
+            key.push_str(&format!("-kappa{kappa:?}"));
+        }
+        key
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheme {
+    /// m_i = m/d; the first m % d clients get one sample more.
+    Even,
+    /// m_i = unit·i for i = 1..d (FAPS Table 4); m must equal unit·d(d+1)/2.
+    Uneven,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionSpec {
+    pub scheme: Scheme,
+    /// d, the number of clients.
+    pub clients: usize,
+    /// Uneven only: samples of client 1. Optional: derived from m when absent; checked against
+    /// m when present (so a profile that changes m but not unit is caught).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<usize>,
+}
+
+impl PartitionSpec {
+    /// Samples per client for m samples, in client order (contiguous column blocks).
+    /// Assumes a validated spec.
+    pub fn client_sizes(&self, m: usize) -> Vec<usize> {
+        let d = self.clients;
+        match self.scheme {
+            Scheme::Even => (0..d).map(|i| m / d + usize::from(i < m % d)).collect(),
+            Scheme::Uneven => {
+                let unit = self.unit.unwrap_or(m / (d * (d + 1) / 2));
+                (1..=d).map(|i| unit * i).collect()
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemSpec {
+    /// Subspace dimension.
+    pub p: usize,
+}
+
+/// Stop rules, applied by the runner to every method alike; a run stops when any rule fires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StopSpec {
+    pub max_rounds: usize,
+    /// |f_k - f_{k-1}| <= tol·f_k (FAPS eq. 27).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective_tol: Option<f64>,
+    /// Scaled KKT violation at or below this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kkt_target: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_budget_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum XAxis {
+    Rounds,
+    Seconds,
+    Vectors,
+    Bytes,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum YMetric {
+    Kkt,
+    SvErr,
+    SubspaceDist,
+    Objective,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    /// Output stem: `<file>.svg` / `<file>.png`.
+    pub file: String,
+    pub x: XAxis,
+    pub y: YMetric,
+    #[serde(default = "yes")]
+    pub log_y: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// What the paper reports for one method, in our units, printed beside our numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperResult {
+    /// A method name or label of this manifest.
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sv_err: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kkt: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+// The manifest spelling of each enum value (same strings serde uses), for labels and messages.
+macro_rules! names {
+    ($t:ty { $($v:ident => $s:literal),* }) => {
+        impl $t {
+            pub fn as_str(&self) -> &'static str {
+                match self { $(Self::$v => $s),* }
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+names!(Generator { Svd => "svd" });
+names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
+names!(Scheme { Even => "even", Uneven => "uneven" });
+names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", Bytes => "bytes" });
+names!(YMetric { Kkt => "kkt", SvErr => "sv_err", SubspaceDist => "subspace_dist", Objective => "objective" });

@@ -1,0 +1,245 @@
+//! Semantic checks serde cannot express. They run after the profile overlay (so a profile that
+//! breaks a constraint is caught) and once per sweep point (so is a sweep value). Each error names
+//! the key to change and says what would be accepted.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::locate::Locator;
+use super::schema::{RawManifest, RawPoint, Scheme, Spectrum};
+use super::ManifestError;
+
+type Result<T = ()> = std::result::Result<T, ManifestError>;
+
+/// Checks on everything outside the sweepable sections.
+pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> Result {
+    // results/<paper>/<id>/ must lead back to exactly one manifest file.
+    if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
+        if raw.id != stem {
+            return Err(loc.error("id", format!(
+                "id = {:?} differs from the file name {stem:?}: they must match, so results/<paper>/<id>/ leads back to this file",
+                raw.id
+            )));
+        }
+    }
+    if raw.repeats == 0 {
+        return Err(loc.error(
+            "repeats",
+            "repeats = 0: need at least 1 run per method (default 1)",
+        ));
+    }
+
+    let stop = &raw.stop;
+    if stop.max_rounds == 0 {
+        return Err(loc.error("stop.max_rounds", "max_rounds = 0: must be >= 1"));
+    }
+    for (key, v) in [
+        ("stop.objective_tol", stop.objective_tol),
+        ("stop.kkt_target", stop.kkt_target),
+    ] {
+        if let Some(v) = v {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(loc.error(
+                    key,
+                    format!("{v:e} is not a valid tolerance: expected a finite number >= 0"),
+                ));
+            }
+        }
+    }
+    if let Some(t) = stop.time_budget_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(loc.error("stop.time_budget_s", format!("{t} is not a valid time budget: expected seconds > 0 (omit the key for no budget)")));
+        }
+    }
+
+    if raw.methods.is_empty() {
+        return Err(loc.error(
+            "methods",
+            "no methods: add at least one [[methods]] entry with a name",
+        ));
+    }
+    for (i, m) in raw.methods.iter().enumerate() {
+        if m.name.trim().is_empty() {
+            return Err(loc.error(
+                &format!("methods[{i}].name"),
+                "empty method name: expected a registered method such as \"ssi\"",
+            ));
+        }
+        for (k, v) in &m.params {
+            if v.as_array().is_some_and(|a| a.is_empty()) {
+                return Err(loc.error(
+                    &format!("methods[{i}].params.{k}"),
+                    "empty list: a list value sweeps over its elements, so give at least one",
+                ));
+            }
+        }
+    }
+
+    let mut stems = HashSet::new();
+    for (i, plot) in raw.plots.iter().enumerate() {
+        let key = format!("plots[{i}].file");
+        if plot.file.is_empty() || plot.file.contains(['/', '\\']) || plot.file.starts_with('.') {
+            return Err(loc.error(
+                &key,
+                format!(
+                    "{:?} is not a file stem: expected a bare name such as \"convergence_kkt\"",
+                    plot.file
+                ),
+            ));
+        }
+        if !stems.insert(plot.file.as_str()) {
+            return Err(loc.error(
+                &key,
+                format!(
+                    "{:?} is used by an earlier plot: each plot needs its own file stem",
+                    plot.file
+                ),
+            ));
+        }
+    }
+
+    let known: Vec<&str> = raw
+        .methods
+        .iter()
+        .flat_map(|m| std::iter::once(m.name.as_str()).chain(m.label.as_deref()))
+        .collect();
+    for (i, r) in raw.paper_results.iter().enumerate() {
+        if !known.contains(&r.method.as_str()) {
+            return Err(loc.error(
+                &format!("paper_results[{i}].method"),
+                format!(
+                    "{:?} is not a method of this manifest: expected one of {}",
+                    r.method,
+                    quoted(&known)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks on one sweep point's data, partition and problem. `at` is appended to messages
+/// (e.g. " (sweep point n=5000)") so the user knows which combination failed.
+pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let (d, pa, pr) = (&pt.data, &pt.partition, &pt.problem);
+    let (n, m) = (d.n, d.m);
+
+    if n == 0 {
+        return Err(loc.error("data.n", format!("n = 0: need at least 1 feature{at}")));
+    }
+    if n > m {
+        return Err(loc.blame(&["data.n", "data.m"], format!(
+            "data.n = {n} exceeds data.m = {m}: the svd generator needs m >= n (V is m×n with orthonormal columns){at}"
+        )));
+    }
+    match d.spectrum {
+        Spectrum::Geometric => {
+            match d.xi {
+                None => {
+                    return Err(loc.error(
+                        "data.xi",
+                        format!(
+                            "missing: spectrum = \"geometric\" needs xi > 1 (Σ_ii = xi^(1-i)){at}"
+                        ),
+                    ))
+                }
+                Some(xi) if !(xi.is_finite() && xi > 1.0) => {
+                    return Err(loc.error(
+                        "data.xi",
+                        format!("xi = {xi}: spectrum = \"geometric\" needs a finite xi > 1{at}"),
+                    ))
+                }
+                _ => {}
+            }
+            if d.kappa.is_some() {
+                return Err(loc.error("data.kappa", format!("kappa is only used by spectrum = \"arithmetic\": remove it, or it would label runs it does not affect{at}")));
+            }
+        }
+        Spectrum::Arithmetic => {
+            match d.kappa {
+                None => return Err(loc.error("data.kappa", format!("missing: spectrum = \"arithmetic\" needs kappa >= 1 (condition number σ_1/σ_n){at}"))),
+                Some(k) if !(k.is_finite() && k >= 1.0) => {
+                    return Err(loc.error("data.kappa", format!("kappa = {k}: spectrum = \"arithmetic\" needs a finite kappa >= 1{at}")))
+                }
+                _ => {}
+            }
+            if d.xi.is_some() {
+                return Err(loc.error("data.xi", format!("xi is only used by spectrum = \"geometric\": remove it, or it would label runs it does not affect{at}")));
+            }
+        }
+    }
+
+    let c = pa.clients;
+    if c == 0 {
+        return Err(loc.error(
+            "partition.clients",
+            format!("clients = 0: need at least 1 client{at}"),
+        ));
+    }
+    match pa.scheme {
+        Scheme::Even => {
+            if c > m {
+                return Err(loc.blame(&["partition.clients", "data.m"], format!(
+                    "partition.clients = {c} exceeds data.m = {m}: every client needs at least one sample{at}"
+                )));
+            }
+            if pa.unit.is_some() {
+                return Err(loc.error(
+                    "partition.unit",
+                    format!("unit is only used by scheme = \"uneven\": remove it{at}"),
+                ));
+            }
+        }
+        Scheme::Uneven => {
+            let t = c * (c + 1) / 2; // m = unit·(1 + 2 + … + d)
+            match pa.unit {
+                Some(0) => {
+                    return Err(loc.error(
+                        "partition.unit",
+                        format!(
+                            "unit = 0: client i holds unit·i samples, so unit must be >= 1{at}"
+                        ),
+                    ))
+                }
+                Some(u) if u * t != m => {
+                    return Err(loc.blame(&["data.m", "partition.unit", "partition.clients"], format!(
+                        "scheme = \"uneven\" with unit = {u} and clients = {c} needs data.m = unit·d(d+1)/2 = {}, not {m}{at}",
+                        u * t
+                    )));
+                }
+                Some(_) => {}
+                None if m % t != 0 || m < t => {
+                    let lo = (m / t).max(1);
+                    return Err(loc.blame(&["data.m", "partition.clients"], format!(
+                        "scheme = \"uneven\" with clients = {c} needs data.m = unit·d(d+1)/2 = unit·{t}, not {m}: e.g. m = {} (unit {lo}) or m = {} (unit {}){at}",
+                        lo * t, (lo + 1) * t, lo + 1
+                    )));
+                }
+                None => {}
+            }
+        }
+    }
+
+    let p = pr.p;
+    if p == 0 {
+        return Err(loc.error(
+            "problem.p",
+            format!("p = 0: the subspace dimension must be >= 1{at}"),
+        ));
+    }
+    if p > n {
+        return Err(loc.blame(
+            &["problem.p", "data.n"],
+            format!("problem.p = {p} exceeds data.n = {n}: p must be <= n{at}"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,238 @@
+//! FAPS: federated ADMM-like algorithm with projection splitting (the paper's Algorithm 1).
+//!
+//! Client i keeps X_i ∈ S_{n,p}, the low-rank multiplier factor W_i (Λ_i = X_iW_iᵀ + W_iX_iᵀ,
+//! (15)–(16)) and its penalty β_i. Iteration k, on receiving Z⁽ᵏ⁾:
+//! 1. penalty rule (25) from the projection distances d_i⁽ᵏ⁾ = ‖X_iX_iᵀ − ZZᵀ‖_F;
+//! 2. X_i ← approximate top-p eigenspace of H_i = A_iA_iᵀ + Λ_i + β_i ZZᵀ, by SSI warm-started
+//!    at X_i (the inexactness of this step is what makes FAPS fast, see [`InnerRule`]);
+//! 3. W_i ← −(I − X_iX_iᵀ)A_iA_iᵀX_i (16);
+//! 4. send Y_i = (β_iX_iX_iᵀ − Λ_i)Z (18)–(19), plus the scalar ‖A_iᵀZ‖²_F for the stop rule.
+//!
+//! The server sets Z ← orth(Σ_i Y_i). Nothing n×n is ever formed.
+
+use super::{Method, Setup, StepInfo};
+use crate::fed::{Counters, Federation, Transcript, Upload};
+use crate::linalg::{fro2, gram_times, orth, spectral_norm2};
+use crate::seed;
+use anyhow::Result;
+use ndarray::{Array1, Array2, ArrayView2};
+use rand::Rng;
+use serde::Deserialize;
+
+/// How the local eigenproblem is solved inexactly.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InnerRule {
+    /// The paper's rule (26): stop when ‖X(j) − X(j−1)‖_F ≤ eps_x ‖X(j)‖_F.
+    Rule,
+    /// Exactly `inner_steps` SSI steps.
+    Fixed,
+    /// Stop when the local KKT residual fell by `delta`: condition (14) of the theory.
+    Kkt,
+}
+
+/// FAPS parameters; every one can be set in a manifest's `params`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    pub inner: InnerRule,
+    /// Tolerance ε_x of rule (26).
+    pub eps_x: f64,
+    /// Steps per round for `inner = "fixed"`.
+    pub inner_steps: u32,
+    /// Residual reduction δ of condition (14) for `inner = "kkt"`.
+    pub delta: f64,
+    /// Cap on inner steps for the adaptive rules.
+    pub max_inner: u32,
+    /// β_i⁽⁰⁾ = beta0 · ‖A_i‖₂².
+    pub beta0: f64,
+    /// Penalty rule (25): every `period` iterations, β ← (1+θ)β unless d fell by a factor (1+μ).
+    pub theta: f64,
+    pub mu: f64,
+    pub period: usize,
+    /// Power steps to estimate ‖A_i‖₂ for β⁽⁰⁾.
+    pub power_iters: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            inner: InnerRule::Fixed,
+            eps_x: 1e-2,
+            inner_steps: 5,
+            delta: 0.1,
+            max_inner: 100,
+            beta0: 0.15,
+            theta: 0.1,
+            mu: 0.01,
+            period: 5,
+            power_iters: 30,
+        }
+    }
+}
+
+impl Params {
+    /// Reject values no run could use; the error names the parameter.
+    pub fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        let bad = |k, m: &str| Err((k, m.to_string()));
+        if !(self.eps_x > 0.0) {
+            return bad("eps_x", "must be > 0");
+        }
+        if self.inner_steps == 0 {
+            return bad("inner_steps", "must be >= 1");
+        }
+        if !(self.delta > 0.0 && self.delta < 1.0) {
+            return bad("delta", "must lie in (0, 1)");
+        }
+        if self.max_inner == 0 {
+            return bad("max_inner", "must be >= 1");
+        }
+        if !(self.beta0 > 0.0) {
+            return bad("beta0", "must be > 0");
+        }
+        if !(self.theta >= 0.0) || !(self.mu >= 0.0) {
+            return bad("theta", "theta and mu must be >= 0");
+        }
+        if self.period == 0 {
+            return bad("period", "must be >= 1");
+        }
+        Ok(())
+    }
+}
+
+struct Client<'a> {
+    a: ArrayView2<'a, f64>,
+    x: Array2<f64>,
+    w: Array2<f64>,
+    beta: f64,
+    /// d_i⁽ᵏ⁾ for k = 0, 1, …
+    dists: Vec<f64>,
+    inner_last: u32,
+}
+
+impl Client<'_> {
+    /// H_i V = A_iA_iᵀV + X_i(W_iᵀV) + W_i(X_iᵀV) + β_i Z(ZᵀV), at the current X_i, W_i.
+    fn h_times(&self, z: ArrayView2<f64>, v: ArrayView2<f64>) -> Array2<f64> {
+        let mut hv = gram_times(self.a, v);
+        hv += &self.x.dot(&self.w.t().dot(&v));
+        hv += &self.w.dot(&self.x.t().dot(&v));
+        hv += &(z.dot(&z.t().dot(&v)) * self.beta);
+        hv
+    }
+
+    /// W = −(I − XXᵀ)A AᵀX, eq. (16).
+    fn multiplier_factor(a: ArrayView2<f64>, x: &Array2<f64>) -> Array2<f64> {
+        let t = gram_times(a, x.view());
+        x.dot(&x.t().dot(&t)) - t
+    }
+
+    /// Approximately maximise tr(XᵀH_iX) over S_{n,p}, warm-started at X_i.
+    fn inner_solve(&self, z: ArrayView2<f64>, prm: &Params) -> (Array2<f64>, u32) {
+        let mut x = self.x.clone();
+        let p = x.ncols() as f64;
+        match prm.inner {
+            InnerRule::Fixed => {
+                for _ in 0..prm.inner_steps {
+                    x = orth(self.h_times(z, x.view()).view());
+                }
+                (x, prm.inner_steps)
+            }
+            InnerRule::Rule => {
+                for j in 1..=prm.max_inner {
+                    let next = orth(self.h_times(z, x.view()).view());
+                    let change = fro2((&next - &x).view()).sqrt();
+                    x = next;
+                    if change <= prm.eps_x * p.sqrt() {
+                        return (x, j);
+                    }
+                }
+                (x, prm.max_inner)
+            }
+            InnerRule::Kkt => {
+                let residual = |x: &Array2<f64>, hx: &Array2<f64>| {
+                    fro2((hx - &x.dot(&x.t().dot(hx))).view()).sqrt()
+                };
+                let mut hx = self.h_times(z, x.view());
+                let r0 = residual(&x, &hx);
+                for j in 1..=prm.max_inner {
+                    x = orth(hx.view());
+                    hx = self.h_times(z, x.view());
+                    if residual(&x, &hx) <= prm.delta * r0 {
+                        return (x, j);
+                    }
+                }
+                (x, prm.max_inner)
+            }
+        }
+    }
+}
+
+pub struct Faps<'a> {
+    fed: Federation<Client<'a>>,
+    z: Array2<f64>,
+    params: Params,
+    k: usize,
+}
+
+impl<'a> Faps<'a> {
+    pub fn new(setup: Setup<'a>, params: Params) -> Self {
+        let n = setup.n();
+        let clients = setup
+            .blocks
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut rng = seed::rng(setup.seed, &["beta0", &i.to_string()]);
+                let start = Array1::from_iter((0..n).map(|_| rng.random_range(-1.0..=1.0)));
+                let beta = params.beta0 * spectral_norm2(a, start, params.power_iters);
+                let x = setup.z0.clone();
+                let w = Client::multiplier_factor(a, &x);
+                Client { a, x, w, beta, dists: Vec::new(), inner_last: 0 }
+            })
+            .collect();
+        let mut fed = Federation::new(clients, n);
+        if let Some(w) = setup.watch {
+            fed.record_transcript(w);
+        }
+        Self { fed, z: setup.z0, params, k: 0 }
+    }
+}
+
+impl Method for Faps<'_> {
+    fn step(&mut self) -> Result<StepInfo> {
+        let (k, prm) = (self.k, &self.params);
+        let reduced = self.fed.round(self.z.view(), |c, z| {
+            // Penalty rule (25), from d_i⁽ᵏ⁾ = ‖X_iX_iᵀ − ZZᵀ‖_F = √2‖(I − ZZᵀ)X_i‖_F (the
+            // paper's √(2p − 2‖X_iᵀZ‖²_F) cancels badly once d < 1e-7).
+            let d = (2.0 * fro2((&c.x - &z.dot(&z.t().dot(&c.x))).view())).sqrt();
+            c.dists.push(d);
+            if k > 0 && k % prm.period == 0 && c.dists[k - prm.period] <= (1.0 + prm.mu) * d {
+                c.beta *= 1.0 + prm.theta;
+            }
+            let (x, iters) = c.inner_solve(z, prm);
+            c.w = Client::multiplier_factor(c.a, &x);
+            c.x = x;
+            c.inner_last = iters;
+            // Y_i = (β X Xᵀ − X Wᵀ − W Xᵀ) Z, in O(np²).
+            let xz = c.x.t().dot(&z);
+            let y = c.x.dot(&(&xz * c.beta - c.w.t().dot(&z))) - c.w.dot(&xz);
+            let f_i = fro2(c.a.t().dot(&z).view());
+            Upload { matrix: y, scalars: vec![f_i] }
+        });
+        self.z = orth(reduced.sum.view());
+        self.k += 1;
+        Ok(StepInfo {
+            objective: Some(reduced.scalar_sums[0]),
+            inner_iters: self.fed.observe(|c| c.inner_last),
+        })
+    }
+    fn estimate(&self) -> &Array2<f64> {
+        &self.z
+    }
+    fn counters(&self) -> &Counters {
+        self.fed.counters()
+    }
+    fn transcript(&self) -> Option<&Transcript> {
+        self.fed.transcript()
+    }
+}

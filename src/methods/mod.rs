@@ -1,0 +1,48 @@
+//! Federated methods, one file per method, built by name through [`registry`].
+//!
+//! A method owns a [`Federation`](crate::fed::Federation) of its clients' private states and
+//! talks to them only through it. One [`Method::step`] is one outer iteration.
+
+pub mod faps;
+pub mod registry;
+pub mod ssi;
+
+use crate::fed::{Counters, Transcript};
+use anyhow::Result;
+use ndarray::{Array2, ArrayView2};
+
+/// What one outer iteration reports besides its messages (which the network counts).
+#[derive(Clone, Debug, Default)]
+pub struct StepInfo {
+    /// f = Σ_i ‖A_iᵀZ‖²_F at the iterate broadcast this step, as the server learned it
+    /// through the protocol (the stopping rule (27) uses it). None if the method cannot know it.
+    pub objective: Option<f64>,
+    /// Inner iterations per client this step (0 for methods without an inner solver).
+    pub inner_iters: Vec<u32>,
+}
+
+/// A federated subspace method.
+pub trait Method: Send {
+    fn step(&mut self) -> Result<StepInfo>;
+    /// The server's current estimate Z (n×p, orthonormal columns).
+    fn estimate(&self) -> &Array2<f64>;
+    fn counters(&self) -> &Counters;
+    fn transcript(&self) -> Option<&Transcript>;
+}
+
+/// Everything a method needs to start: the clients' data blocks, p, the common start Z⁽⁰⁾.
+pub struct Setup<'a> {
+    pub blocks: Vec<ArrayView2<'a, f64>>,
+    pub p: usize,
+    pub z0: Array2<f64>,
+    /// Seed for the method's own randomness (derived from the run and the method's name).
+    pub seed: u64,
+    /// Record the server's view of these clients' uploads.
+    pub watch: Option<Vec<usize>>,
+}
+
+impl Setup<'_> {
+    pub fn n(&self) -> usize {
+        self.z0.nrows()
+    }
+}

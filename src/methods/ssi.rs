@@ -1,0 +1,48 @@
+//! Federated subspace iteration (SSI), the baseline of FAPS (its eq. (2)).
+//!
+//! Each round the server broadcasts Z; client i sends Y_i = A_iA_iᵀZ; the server sets
+//! Z ← orth(Σ_i Y_i). The objective f(Z) = tr(Zᵀ Σ_i Y_i) comes for free at the server.
+
+use super::{Method, Setup, StepInfo};
+use crate::fed::{Counters, Federation, Transcript, Upload};
+use crate::linalg::{gram_times, orth};
+use anyhow::Result;
+use ndarray::{Array2, ArrayView2};
+
+struct Client<'a> {
+    a: ArrayView2<'a, f64>,
+}
+
+pub struct Ssi<'a> {
+    fed: Federation<Client<'a>>,
+    z: Array2<f64>,
+}
+
+impl<'a> Ssi<'a> {
+    pub fn new(setup: Setup<'a>) -> Self {
+        let n = setup.n();
+        let mut fed = Federation::new(setup.blocks.into_iter().map(|a| Client { a }).collect(), n);
+        if let Some(w) = setup.watch {
+            fed.record_transcript(w);
+        }
+        Self { fed, z: setup.z0 }
+    }
+}
+
+impl Method for Ssi<'_> {
+    fn step(&mut self) -> Result<StepInfo> {
+        let y = self.fed.round(self.z.view(), |c, z| Upload::matrix(gram_times(c.a, z))).sum;
+        let objective = (&self.z * &y).sum();
+        self.z = orth(y.view());
+        Ok(StepInfo { objective: Some(objective), inner_iters: vec![0; self.fed.num_clients()] })
+    }
+    fn estimate(&self) -> &Array2<f64> {
+        &self.z
+    }
+    fn counters(&self) -> &Counters {
+        self.fed.counters()
+    }
+    fn transcript(&self) -> Option<&Transcript> {
+        self.fed.transcript()
+    }
+}

@@ -1,0 +1,155 @@
+//! report.md: the paper's numbers beside ours, with ratios, settings and figures.
+
+use super::provenance::{blas_backend, peak_rss_mib};
+use super::tables::paper_for;
+use crate::manifest::{Experiment, Point};
+use crate::run::{describe, Outcome, RunRecord};
+use std::fmt::Write;
+use std::path::PathBuf;
+
+fn sci(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{v:.2e}"))
+}
+
+fn ratio(ours: f64, paper: Option<f64>) -> String {
+    match paper {
+        Some(p) if p != 0.0 => format!("{:.2}", ours / p),
+        _ => "—".into(),
+    }
+}
+
+fn setting(p: &Point) -> String {
+    let d = &p.data;
+    let spectrum = match (d.xi, d.kappa) {
+        (Some(xi), _) => format!("{} ξ = {xi}", d.spectrum),
+        (_, Some(k)) => format!("{} κ = {k}", d.spectrum),
+        _ => d.spectrum.to_string(),
+    };
+    format!(
+        "{} A = UΣVᵀ, n = {}, m = {}, {spectrum}; {} clients ({}); p = {}",
+        d.generator, d.n, d.m, p.partition.clients, p.partition.scheme, p.problem.p
+    )
+}
+
+/// The whole report as Markdown.
+pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# {}\n", exp.title);
+    let _ = writeln!(
+        s,
+        "Reproduces **{}** of `{}` (paper key `{}`), profile **{}**. Manifest `{}` (sha256 `{}`).\n",
+        exp.reproduces,
+        exp.paper_file,
+        exp.paper,
+        exp.profile,
+        exp.path.display(),
+        &exp.hash[..12.min(exp.hash.len())]
+    );
+    if exp.profile != "paper" {
+        let _ = writeln!(
+            s,
+            "> This is a scaled-down profile: the paper's numbers are shown for orientation; only the \
+             `paper` profile runs at the paper's sizes.\n"
+        );
+    }
+    if let Some(desc) = &exp.description {
+        let _ = writeln!(s, "{}\n", desc.trim());
+    }
+    let _ = writeln!(s, "## Setting\n");
+    for p in &exp.points {
+        let label = if p.label.is_empty() { String::new() } else { format!("**{}**: ", p.label) };
+        let _ = writeln!(s, "- {label}{}", setting(p));
+    }
+    let st = &exp.stop;
+    let _ = writeln!(
+        s,
+        "- stop: {}max {} rounds{}{}\n",
+        st.objective_tol.map_or(String::new(), |t| format!("|f_k − f_(k−1)| ≤ {t:e}·f_k (eq. 27) or ")),
+        st.max_rounds,
+        st.kkt_target.map_or(String::new(), |t| format!(", KKT ≤ {t:e}")),
+        st.time_budget_s.map_or(String::new(), |t| format!(", {t} s budget")),
+    );
+
+    let _ = writeln!(s, "## Paper beside ours\n");
+    let _ = writeln!(
+        s,
+        "Ratios are ours / paper. Rounds = communication rounds (= the paper's iterations). Our \
+         time is the method alone on this machine (metrics excluded); the paper's comes from an MPI \
+         cluster, so compare times only between methods of the same run.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| point | method | rounds (paper) | rounds (ours) | ratio | rel. sv error (paper) | (ours) | ratio | scaled KKT (paper) | (ours) | time s (paper) | (ours) | stop |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for r in &out.records {
+        row(&mut s, exp, r);
+    }
+    for m in &out.planned {
+        let paper = paper_for(exp, &m.name, &m.label);
+        let _ = writeln!(
+            s,
+            "|  | {} | {} | **not implemented yet** | | {} | | | {} | | {} | | |",
+            m.label,
+            paper.and_then(|p| p.rounds).map_or("—".into(), |r| r.to_string()),
+            sci(paper.and_then(|p| p.sv_err)),
+            sci(paper.and_then(|p| p.kkt)),
+            paper.and_then(|p| p.time_s).map_or("—".into(), |t| format!("{t:.2}")),
+        );
+    }
+
+    let _ = writeln!(s, "\n## Communication\n");
+    let _ = writeln!(s, "| point | method | rounds | bytes up | bytes down | n-vectors | mean inner steps / client / round |");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
+    for r in &out.records {
+        let l = r.last();
+        let inner: f64 = r.trace.iter().skip(1).map(|t| t.inner_iters).sum::<f64>() / (r.trace.len().max(2) - 1) as f64;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {:.2} |",
+            r.key.point, describe(&r.key), r.rounds, l.bytes_up, l.bytes_down, l.vectors, inner
+        );
+    }
+
+    if !figures.is_empty() {
+        let _ = writeln!(s, "\n## Figures\n");
+        for f in figures {
+            let name = f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let _ = writeln!(s, "![{name}]({name}.png)\n\n[SVG]({name}.svg)\n");
+        }
+    }
+    let _ = writeln!(s, "## Provenance\n");
+    let _ = writeln!(
+        s,
+        "BLAS: {}; threads: {}; peak memory of the process: {}. Git revision, library versions, \
+         seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
+         per-round history is in `trace.csv`.",
+        blas_backend(),
+        out.threads,
+        peak_rss_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB"))
+    );
+    s
+}
+
+fn row(s: &mut String, exp: &Experiment, r: &RunRecord) {
+    let p = paper_for(exp, &r.key.method, &r.key.label);
+    let l = r.last();
+    let paper_rounds = p.and_then(|p| p.rounds);
+    let _ = writeln!(
+        s,
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |",
+        r.key.point,
+        describe(&r.key),
+        paper_rounds.map_or("—".into(), |v| v.to_string()),
+        r.rounds,
+        ratio(r.rounds as f64, paper_rounds.map(|v| v as f64)),
+        sci(p.and_then(|p| p.sv_err)),
+        sci(Some(l.sv_err)),
+        ratio(l.sv_err, p.and_then(|p| p.sv_err)),
+        sci(p.and_then(|p| p.kkt)),
+        sci(Some(l.kkt)),
+        p.and_then(|p| p.time_s).map_or("—".into(), |t| format!("{t:.2}")),
+        l.time_s,
+        r.stop_reason,
+    );
+}

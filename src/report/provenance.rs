@@ -1,0 +1,73 @@
+//! run.json: where every number came from.
+
+use crate::manifest::Experiment;
+use crate::run::Outcome;
+use serde_json::{json, Value};
+use std::process::Command;
+
+/// The BLAS/LAPACK backend this binary was built with.
+pub fn blas_backend() -> &'static str {
+    if cfg!(feature = "mkl") {
+        "Intel MKL (static, sequential, LP64)"
+    } else {
+        "OpenBLAS (Debian libopenblas, single-threaded per client)"
+    }
+}
+
+fn git_revision() -> Value {
+    let run = |args: &[&str]| {
+        Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| {
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        })
+    };
+    json!({
+        "commit": run(&["rev-parse", "HEAD"]),
+        "dirty": run(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()),
+    })
+}
+
+fn cpu_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
+}
+
+/// Peak resident memory of this process so far (VmHWM), in MiB.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
+    json!({
+        "experiment": exp.id,
+        "paper": exp.paper,
+        "paper_file": exp.paper_file,
+        "title": exp.title,
+        "profile": exp.profile,
+        "manifest": { "path": exp.path.display().to_string(), "sha256": exp.hash },
+        "points": exp.points.iter().map(|p| json!({
+            "label": p.label, "data": p.data, "partition": p.partition, "problem": p.problem,
+        })).collect::<Vec<_>>(),
+        "stop": exp.stop,
+        "runs": out.records.iter().map(|r| json!({
+            "point": r.key.point, "method": r.key.method, "label": r.key.label, "params": r.key.params,
+            "seed": r.key.seed, "rounds": r.rounds, "converged": r.converged, "stop_reason": r.stop_reason,
+            "time_s": r.last().time_s, "threads": r.threads,
+            "bytes_up_per_client": r.bytes_up_per_client,
+        })).collect::<Vec<_>>(),
+        "not_implemented": out.planned.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
+        "git": git_revision(),
+        "dpca_bench": env!("CARGO_PKG_VERSION"),
+        "stack": env!("DPCA_STACK_VERSIONS"),
+        "blas": blas_backend(),
+        "cpu": cpu_model(),
+        "threads": out.threads,
+        "peak_rss_mib": peak_rss_mib(),
+        "started_unix": out.started_unix,
+        "finished_unix": out.finished_unix,
+    })
+}

@@ -1,0 +1,263 @@
+//! The run loop: data → reference → clients → method steps (timed) → observer (untimed) → stop
+//! rule, for every (sweep point, method variant, repeat) of an experiment.
+
+mod progress;
+mod record;
+mod stop;
+
+pub use progress::Progress;
+pub use record::{RunKey, RunRecord, RunStore, TraceRow};
+pub use stop::{StopReason, StopRule};
+
+use crate::data::{cache::MatrixCache, partition::split_columns, synthetic, uniform_matrix};
+use crate::linalg::orth;
+use crate::manifest::{DataSpec, Experiment, MethodSpec, Point, Spectrum};
+use crate::methods::{registry, Method, Setup};
+use crate::problem::subspace::{gram, Reference};
+use crate::seed;
+use anyhow::{Context, Result};
+use ndarray::Array2;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// How to run (from the command line, not the manifest).
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub results_root: PathBuf,
+    pub cache_dir: PathBuf,
+    /// Re-run runs that are already stored.
+    pub force: bool,
+    /// Only these method names or labels (all when empty).
+    pub methods: Vec<String>,
+    /// Override the manifest's base seed.
+    pub seed: Option<u64>,
+    /// Worker threads for client-parallel work.
+    pub threads: usize,
+}
+
+/// The stored and new runs of one experiment, in manifest order.
+pub struct Outcome {
+    pub dir: PathBuf,
+    pub records: Vec<RunRecord>,
+    /// Method specs of the manifest that cannot run yet (shown in the report, not in the CSV).
+    pub planned: Vec<MethodSpec>,
+    pub started_unix: u64,
+    pub finished_unix: u64,
+    pub threads: usize,
+}
+
+/// Results folder of an experiment: `<root>/<paper>/<id>/<profile>`.
+pub fn results_dir(exp: &Experiment, opts: &Options) -> PathBuf {
+    opts.results_root.join(&exp.paper).join(&exp.id).join(&exp.profile)
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Methods selected by the `--method` filter, split into runnable and planned ones.
+fn select_methods(exp: &Experiment, opts: &Options) -> (Vec<MethodSpec>, Vec<MethodSpec>) {
+    let wanted = |m: &MethodSpec| {
+        opts.methods.is_empty() || opts.methods.iter().any(|w| *w == m.name || *w == m.label)
+    };
+    exp.methods.iter().filter(|m| wanted(m)).cloned().partition(|m| {
+        registry::lookup(&m.name).is_some_and(|e| e.status == registry::Status::Ready)
+    })
+}
+
+/// Seeds of the repeats: the base seed, then seeds derived from it.
+fn run_seeds(exp: &Experiment, opts: &Options) -> Vec<u64> {
+    let base = opts.seed.unwrap_or(exp.seed);
+    (0..exp.repeats)
+        .map(|r| if r == 0 { base } else { seed::derive(base, &["repeat", &r.to_string()]) })
+        .collect()
+}
+
+fn params_text(m: &MethodSpec) -> String {
+    m.variant.clone()
+}
+
+/// Run (or load) every run of `exp`.
+pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> Result<Outcome> {
+    let started_unix = unix_now();
+    let dir = results_dir(exp, opts);
+    let store = RunStore::new(&dir);
+    let cache = MatrixCache::new(&opts.cache_dir);
+    let (methods, planned) = select_methods(exp, opts);
+    for m in &methods {
+        registry::check(&m.name, &m.params).map_err(|e| {
+            exp.error_at(&format!("methods[{}].params.{}", m.index, e.key), e.msg)
+        })?;
+    }
+    let seeds = run_seeds(exp, opts);
+    let total = (exp.points.len() * seeds.len() * methods.len()) as u64;
+    let runs_bar = progress.runs(total, &exp.id);
+    let mut records = Vec::new();
+    for point in &exp.points {
+        for &run_seed in &seeds {
+            let keys: Vec<(RunKey, &MethodSpec)> = methods
+                .iter()
+                .map(|m| {
+                    let key = RunKey {
+                        point: point.label.clone(),
+                        method: m.name.clone(),
+                        label: m.label.clone(),
+                        params: params_text(m),
+                        seed: run_seed,
+                    };
+                    (key, m)
+                })
+                .collect();
+            // Resume: runs already stored are loaded, and the data is built only if needed.
+            let stored: Vec<Option<RunRecord>> =
+                keys.iter().map(|(k, _)| if opts.force { None } else { store.load(k) }).collect();
+            if stored.iter().all(Option::is_some) {
+                runs_bar.inc(keys.len() as u64);
+                records.extend(stored.into_iter().flatten());
+                continue;
+            }
+            let inst = Instance::build(point, run_seed, &cache, progress)?;
+            for ((key, m), old) in keys.into_iter().zip(stored) {
+                let rec = match old {
+                    Some(rec) => rec,
+                    None => {
+                        let rec = run_one(exp, &inst, m, key, opts, progress)?;
+                        store.save(&rec)?;
+                        progress.log(format!(
+                            "{} {}: {} {} rounds, kkt {:.2e}, sv_err {:.2e}, {:.2} s ({})",
+                            exp.id,
+                            rec.key.point,
+                            describe(&rec.key),
+                            rec.rounds,
+                            rec.last().kkt,
+                            rec.last().sv_err,
+                            rec.last().time_s,
+                            rec.stop_reason
+                        ));
+                        rec
+                    }
+                };
+                records.push(rec);
+                runs_bar.inc(1);
+            }
+        }
+    }
+    runs_bar.finish_and_clear();
+    Ok(Outcome { dir, records, planned, started_unix, finished_unix: unix_now(), threads: opts.threads })
+}
+
+/// "faps (inner=fixed;inner_steps=5)" or "ssi".
+pub fn describe(key: &RunKey) -> String {
+    if key.params.is_empty() {
+        key.label.clone()
+    } else {
+        format!("{} ({})", key.label, key.params)
+    }
+}
+
+/// One problem instance: data, its exact reference and the common start.
+pub struct Instance {
+    pub point: Point,
+    pub a: Array2<f64>,
+    pub reference: Reference,
+    pub z0: Array2<f64>,
+    pub seed: u64,
+}
+
+fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
+    match spec.spectrum {
+        Spectrum::Geometric => synthetic::Spectrum::Geometric { xi: spec.xi.expect("validated") },
+        Spectrum::Arithmetic => synthetic::Spectrum::Arithmetic { kappa: spec.kappa.expect("validated") },
+    }
+}
+
+impl Instance {
+    /// Build (or load from the cache) the data and reference of `point` for `run_seed`.
+    pub fn build(point: &Point, run_seed: u64, cache: &MatrixCache, progress: &Progress) -> Result<Self> {
+        let spec = &point.data;
+        let key = spec.cache_key();
+        let data_seed = seed::derive(run_seed, &["data", &key]);
+        let full_key = format!("{key}-seed{data_seed}");
+        let task = progress.task(&format!("data {key} (generated once, then cached)"));
+        let a = cache.get_or_build("svd", &full_key, || {
+            synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
+        })?;
+        task.set_message(format!("reference for {key}: Gram matrix and dsyevd (cached)"));
+        let g = cache.get_or_build("gram", &format!("{full_key}-gram"), || Ok(gram(a.view())))?;
+        let reference = Reference::from_gram(g).context("exact reference solution")?;
+        task.finish_and_clear();
+        let p = point.problem.p;
+        let z0 = orth(uniform_matrix(spec.n, p, &mut seed::rng(run_seed, &["z0", &key, &p.to_string()])).view());
+        Ok(Self { point: point.clone(), a, reference, z0, seed: run_seed })
+    }
+}
+
+/// Run one method on one instance until the stop rule fires.
+pub fn run_one(
+    exp: &Experiment,
+    inst: &Instance,
+    m: &MethodSpec,
+    key: RunKey,
+    opts: &Options,
+    progress: &Progress,
+) -> Result<RunRecord> {
+    let sizes = inst.point.partition.client_sizes(inst.a.ncols());
+    let setup = Setup {
+        blocks: split_columns(inst.a.view(), &sizes),
+        p: inst.point.problem.p,
+        z0: inst.z0.clone(),
+        seed: seed::derive(inst.seed, &["method", &m.name, &inst.point.label]),
+        watch: None,
+    };
+    let mut method = registry::build(&m.name, &m.params, setup)?;
+    let bar = progress.rounds(exp.stop.max_rounds as u64, &describe(&key));
+    let mut rule = StopRule::new(&exp.stop);
+    let mut seconds = 0.0;
+    let m0 = inst.reference.metrics(method.estimate().view())?;
+    let mut trace = vec![row(0, 0.0, seconds, method.as_ref(), m0)];
+    let mut inner = Vec::new();
+    let reason = loop {
+        let t = Instant::now();
+        let info = method.step()?;
+        seconds += t.elapsed().as_secs_f64();
+        // Observer: everything below is outside the timed section.
+        let metrics = inst.reference.metrics(method.estimate().view())?;
+        let round = method.counters().rounds;
+        let mean_inner = info.inner_iters.iter().map(|&i| i as f64).sum::<f64>()
+            / info.inner_iters.len().max(1) as f64;
+        trace.push(row(round, mean_inner, seconds, method.as_ref(), metrics));
+        inner.push(info.inner_iters);
+        bar.set_position(round);
+        bar.set_message(format!("kkt {:.2e}", metrics.kkt));
+        if let Some(r) = rule.check(round as usize, info.objective, metrics.kkt, seconds) {
+            break r;
+        }
+    };
+    bar.finish_and_clear();
+    Ok(RunRecord {
+        key,
+        rounds: method.counters().rounds,
+        converged: reason.converged(),
+        stop_reason: reason.as_str().into(),
+        trace,
+        inner,
+        bytes_up_per_client: method.counters().bytes_up_per_client.clone(),
+        threads: opts.threads,
+    })
+}
+
+fn row(round: u64, inner: f64, seconds: f64, method: &dyn Method, m: crate::problem::subspace::Metrics) -> TraceRow {
+    let c = method.counters();
+    TraceRow {
+        round,
+        inner_iters: inner,
+        time_s: seconds,
+        bytes_up: c.bytes_up,
+        bytes_down: c.bytes_down,
+        vectors: c.vectors(),
+        objective: m.objective,
+        kkt: m.kkt,
+        sv_err: m.sv_err,
+        subspace_dist: m.subspace_dist,
+    }
+}

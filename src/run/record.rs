@@ -1,0 +1,89 @@
+//! What a finished run leaves behind: its trace and summary, stored per run so an interrupted
+//! experiment resumes where it stopped. serde_json's `float_roundtrip` feature is what makes a
+//! loaded run print the same CSV as a fresh one (its default parser can be 1 ulp off).
+
+use crate::util::atomic_write;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One row of trace.csv: the state after `round` communication rounds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TraceRow {
+    pub round: u64,
+    /// Mean inner iterations per client in this round (0 without an inner solver).
+    pub inner_iters: f64,
+    /// Cumulative seconds spent inside the method (metrics excluded).
+    pub time_s: f64,
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    pub vectors: u64,
+    pub objective: f64,
+    pub kkt: f64,
+    pub sv_err: f64,
+    pub subspace_dist: f64,
+}
+
+/// Identity of a run within an experiment.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunKey {
+    pub point: String,
+    pub method: String,
+    pub label: String,
+    pub params: String,
+    pub seed: u64,
+}
+
+impl RunKey {
+    /// File-name-safe, unique within the experiment.
+    pub fn file_stem(&self) -> String {
+        let raw = format!("{}__{}__{}__{}", self.point, self.method, self.params, self.seed);
+        raw.chars()
+            .map(|c| if c.is_ascii_alphanumeric() || "-_.=".contains(c) { c } else { '_' })
+            .collect()
+    }
+}
+
+/// A finished run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub key: RunKey,
+    pub rounds: u64,
+    pub converged: bool,
+    pub stop_reason: String,
+    pub trace: Vec<TraceRow>,
+    /// Inner iterations per client and round: inner[round-1][client].
+    pub inner: Vec<Vec<u32>>,
+    pub bytes_up_per_client: Vec<u64>,
+    pub threads: usize,
+}
+
+impl RunRecord {
+    pub fn last(&self) -> &TraceRow {
+        self.trace.last().expect("a run has at least its round-0 row")
+    }
+}
+
+/// Per-run files under `<experiment results>/runs/`.
+pub struct RunStore {
+    dir: PathBuf,
+}
+
+impl RunStore {
+    pub fn new(results_dir: &Path) -> Self {
+        Self { dir: results_dir.join("runs") }
+    }
+    fn path(&self, key: &RunKey) -> PathBuf {
+        self.dir.join(format!("{}.json", key.file_stem()))
+    }
+    /// A finished run, if one is stored for exactly this key.
+    pub fn load(&self, key: &RunKey) -> Option<RunRecord> {
+        let text = std::fs::read_to_string(self.path(key)).ok()?;
+        let rec: RunRecord = serde_json::from_str(&text).ok()?;
+        (rec.key == *key).then_some(rec)
+    }
+    pub fn save(&self, rec: &RunRecord) -> Result<()> {
+        let json = serde_json::to_vec(rec).context("serialising run record")?;
+        atomic_write(&self.path(&rec.key), &json)
+    }
+}

@@ -1,0 +1,807 @@
+//! Manifest loading: every bad manifest must be reported with file, line and key.
+
+use std::path::{Path, PathBuf};
+
+use dpca_bench::manifest::{self, Experiment, ManifestError, Scheme, Spectrum, XAxis, YMetric};
+
+const GOOD: &str = r#"id = "table9"
+paper = "faps"
+paper_file = "000_87ac87c3d542a13b.txt"
+title = "test manifest"
+reproduces = "Table 9"
+seed = 7
+
+[data]
+generator = "svd"
+spectrum = "geometric"
+n = 20
+m = 640
+xi = 1.01
+
+[partition]
+scheme = "even"
+clients = 8
+
+[problem]
+p = 4
+
+[stop]
+max_rounds = 300
+objective_tol = 1e-10
+
+[[methods]]
+name = "ssi"
+label = "SSI"
+
+[[methods]]
+name = "faps"
+params = { inner = "fixed", inner_steps = [3, 5] }
+
+[[plots]]
+file = "convergence_kkt"
+x = "rounds"
+y = "kkt"
+
+[[paper_results]]
+method = "SSI"
+rounds = 207
+sv_err = 1.09e-7
+
+[profiles.quick]
+data = { n = 10, m = 320 }
+partition = { clients = 4 }
+
+[profiles.paper]
+"#;
+
+const FILE: &str = "table9.toml";
+
+struct Written {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    text: String,
+}
+
+fn write(text: &str) -> Written {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(FILE);
+    std::fs::write(&path, text).unwrap();
+    Written {
+        _dir: dir,
+        path,
+        text: text.to_string(),
+    }
+}
+
+/// GOOD with `from` replaced by `to` (which must occur exactly once).
+fn edit(from: &str, to: &str) -> Written {
+    assert_eq!(
+        GOOD.matches(from).count(),
+        1,
+        "test bug: {from:?} must occur once"
+    );
+    write(&GOOD.replacen(from, to, 1))
+}
+
+/// 1-based line of the only line containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    let hits: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(hits.len(), 1, "test bug: {needle:?} is on lines {hits:?}");
+    hits[0]
+}
+
+fn load_err(w: &Written, profile: &str) -> ManifestError {
+    match manifest::load(&w.path, profile) {
+        Ok(_) => panic!("expected an error for:\n{}", w.text),
+        Err(e) => e,
+    }
+}
+
+/// The error names the file, `line` and `key`, and its message mentions every `words`.
+#[track_caller]
+fn expect(err: &ManifestError, line: usize, key: &str, words: &[&str]) {
+    let s = err.to_string();
+    assert!(
+        s.contains(&format!("{FILE}:{line}:")),
+        "want line {line} in: {s}"
+    );
+    assert!(
+        s.contains(&format!("key `{key}`")),
+        "want key `{key}` in: {s}"
+    );
+    assert_eq!(err.line(), Some(line), "{s}");
+    assert_eq!(err.key(), Some(key), "{s}");
+    for w in words {
+        assert!(s.contains(w), "want {w:?} in: {s}");
+    }
+}
+
+fn load_ok(w: &Written, profile: &str) -> Experiment {
+    manifest::load(&w.path, profile).unwrap_or_else(|e| panic!("{e}"))
+}
+
+// ---------------------------------------------------------------- good manifests
+
+#[test]
+fn good_manifest_paper_profile() {
+    let w = write(GOOD);
+    let e = load_ok(&w, "paper");
+    assert_eq!(e.id, "table9");
+    assert_eq!(e.profile, "paper");
+    assert_eq!(e.repeats, 1);
+    assert_eq!(e.seed, 7);
+    assert_eq!(e.hash.len(), 64);
+    assert!(e.hash.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(e.points.len(), 1);
+    let p = &e.points[0];
+    assert_eq!(p.label, "");
+    assert!(p.coords.is_empty());
+    assert_eq!((p.data.n, p.data.m, p.data.xi), (20, 640, Some(1.01)));
+    assert_eq!(p.data.spectrum, Spectrum::Geometric);
+    assert_eq!((p.partition.scheme, p.partition.clients), (Scheme::Even, 8));
+    assert_eq!(p.problem.p, 4);
+    assert_eq!(e.stop.max_rounds, 300);
+    assert_eq!(e.stop.objective_tol, Some(1e-10));
+    assert_eq!(e.plots[0].x, XAxis::Rounds);
+    assert_eq!(e.plots[0].y, YMetric::Kkt);
+    assert!(e.plots[0].log_y, "log_y defaults to true");
+    assert_eq!(e.paper_results[0].rounds, Some(207));
+    assert_eq!(p.data.cache_key(), "svd-geometric-n20-m640-xi1.01");
+    assert_eq!(
+        manifest::profile_names(&w.path).unwrap(),
+        ["quick", "paper"]
+    );
+}
+
+#[test]
+fn good_manifest_quick_profile_overlays() {
+    let w = write(GOOD);
+    let e = load_ok(&w, "quick");
+    let p = &e.points[0];
+    // Overlaid keys replaced, the others kept (tables merge key by key).
+    assert_eq!((p.data.n, p.data.m), (10, 320));
+    assert_eq!(p.data.xi, Some(1.01));
+    assert_eq!(p.data.spectrum, Spectrum::Geometric);
+    assert_eq!(p.partition.clients, 4);
+    assert_eq!(p.partition.scheme, Scheme::Even);
+    assert_eq!(p.problem.p, 4);
+    assert_eq!(e.hash, load_ok(&w, "paper").hash);
+}
+
+#[test]
+fn profile_arrays_replace() {
+    let w = edit(
+        "[profiles.paper]",
+        "[profiles.paper]\nmethods = [{ name = \"faps\" }]\npaper_results = []",
+    );
+    assert_eq!(load_ok(&w, "quick").methods.len(), 3);
+    let e = load_ok(&w, "paper");
+    assert_eq!(e.methods.len(), 1);
+    assert_eq!(e.methods[0].name, "faps");
+    assert!(e.methods[0].params.is_empty());
+    // Without replacing paper_results, "SSI" no longer names a method.
+    let w = edit(
+        "[profiles.paper]",
+        "[profiles.paper]\nmethods = [{ name = \"faps\" }]",
+    );
+    let err = load_err(&w, "paper");
+    expect(
+        &err,
+        line_of(&w.text, "method = \"SSI\""),
+        "paper_results[0].method",
+        &["not a method"],
+    );
+}
+
+#[test]
+fn sweep_expands_points_in_order() {
+    let w = edit(
+        "[profiles.quick]",
+        "[sweep]\n\"data.n\" = [20, 30]\n\"problem.p\" = [2, 4, 6]\n\n[profiles.quick]",
+    );
+    let e = load_ok(&w, "paper");
+    let labels: Vec<&str> = e.points.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["n=20,p=2", "n=20,p=4", "n=20,p=6", "n=30,p=2", "n=30,p=4", "n=30,p=6"]
+    );
+    assert_eq!(e.points[4].data.n, 30);
+    assert_eq!(e.points[4].problem.p, 4);
+    assert_eq!(e.points[4].data.m, 640, "unswept keys keep their value");
+    assert_eq!(
+        e.points[4].coords[0],
+        ("data.n".to_string(), toml::Value::Integer(30))
+    );
+    // The sweep overrides the profile's value of the same key.
+    let q = load_ok(&w, "quick");
+    assert_eq!(q.points[3].data.n, 30);
+    assert_eq!(q.points[3].data.m, 320);
+}
+
+#[test]
+fn sweep_in_profile_and_float_labels() {
+    let w = edit(
+        "[profiles.paper]",
+        "[profiles.paper.sweep]\n\"data.xi\" = [1.1, 1.001]\n",
+    );
+    let e = load_ok(&w, "paper");
+    let labels: Vec<&str> = e.points.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(labels, ["xi=1.1", "xi=1.001"]);
+    assert_eq!(load_ok(&w, "quick").points.len(), 1);
+}
+
+#[test]
+fn method_params_expand_deterministically() {
+    let w = edit(
+        "params = { inner = \"fixed\", inner_steps = [3, 5] }",
+        "params = { theta = [0.1, 0.2], inner = \"fixed\", inner_steps = [3, 5] }",
+    );
+    let e = load_ok(&w, "paper");
+    let v: Vec<(usize, &str, &str)> = e
+        .methods
+        .iter()
+        .map(|m| (m.index, m.label.as_str(), m.variant.as_str()))
+        .collect();
+    assert_eq!(
+        v,
+        [
+            (0, "SSI", ""),
+            (1, "faps", "inner_steps=3,theta=0.1"),
+            (1, "faps", "inner_steps=3,theta=0.2"),
+            (1, "faps", "inner_steps=5,theta=0.1"),
+            (1, "faps", "inner_steps=5,theta=0.2"),
+        ]
+    );
+    let m = &e.methods[3];
+    assert_eq!(m.params.get("inner_steps"), Some(&toml::Value::Integer(5)));
+    assert_eq!(m.params.get("theta"), Some(&toml::Value::Float(0.1)));
+    assert_eq!(
+        m.params.get("inner"),
+        Some(&toml::Value::String("fixed".into()))
+    );
+    assert!(m.params.values().all(|v| !v.is_array()));
+    assert_eq!(m.full_label(), "faps (inner_steps=5,theta=0.1)");
+}
+
+#[test]
+fn error_at_locates_keys_for_later_checks() {
+    let w = write(GOOD);
+    let e = load_ok(&w, "quick");
+    let err = e.error_at(
+        "methods[1].params.inner_steps",
+        "unknown parameter for faps",
+    );
+    expect(
+        &err,
+        line_of(GOOD, "inner_steps = [3, 5]"),
+        "methods[1].params.inner_steps",
+        &["unknown parameter"],
+    );
+    // Overlaid by the active profile: the profile's line.
+    let err = e.error_at("data.n", "too big");
+    expect(
+        &err,
+        line_of(GOOD, "data = { n = 10, m = 320 }"),
+        "data.n",
+        &["too big"],
+    );
+    // Not in the profile: the base line.
+    expect(
+        &e.error_at("data.xi", "x"),
+        line_of(GOOD, "xi = 1.01"),
+        "data.xi",
+        &[],
+    );
+    expect(
+        &e.error_at("methods[0]", "x"),
+        line_of(GOOD, "name = \"ssi\"") - 1,
+        "methods[0]",
+        &[],
+    );
+    let p = load_ok(&w, "paper");
+    expect(
+        &p.error_at("data.n", "x"),
+        line_of(GOOD, "n = 20"),
+        "data.n",
+        &[],
+    );
+}
+
+#[test]
+fn real_manifests_load() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/faps");
+    for id in ["table1", "table4"] {
+        let path = root.join(format!("{id}.toml"));
+        let names = manifest::profile_names(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            names.iter().any(|n| n == "paper") && names.iter().any(|n| n == "quick"),
+            "{names:?}"
+        );
+        for profile in ["paper", "quick"] {
+            let e = manifest::load(&path, profile).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(e.id, id);
+            assert_eq!(e.points.len(), 1);
+            for r in &e.paper_results {
+                assert!(e
+                    .methods
+                    .iter()
+                    .any(|m| m.name == r.method || m.label == r.method));
+            }
+        }
+    }
+    let t1 = manifest::load(&root.join("table1.toml"), "paper").unwrap();
+    let p = &t1.points[0];
+    assert_eq!(
+        (
+            p.data.n,
+            p.data.m,
+            p.data.xi,
+            p.problem.p,
+            p.partition.clients
+        ),
+        (2000, 128000, Some(1.01), 20, 128)
+    );
+    let t4 = manifest::load(&root.join("table4.toml"), "paper").unwrap();
+    let p = &t4.points[0];
+    assert_eq!(p.partition.scheme, Scheme::Uneven);
+    assert_eq!(
+        p.partition.client_sizes(p.data.m),
+        (1..=8).map(|i| 1000 * i).collect::<Vec<_>>()
+    );
+    let q = &manifest::load(&root.join("table4.toml"), "quick")
+        .unwrap()
+        .points[0];
+    assert_eq!(
+        q.partition.client_sizes(q.data.m).iter().sum::<usize>(),
+        q.data.m
+    );
+}
+
+#[test]
+fn even_partition_sizes() {
+    let w = edit("m = 640", "m = 643");
+    let p = &load_ok(&w, "paper").points[0];
+    assert_eq!(
+        p.partition.client_sizes(643),
+        [81, 81, 81, 80, 80, 80, 80, 80]
+    );
+}
+
+// ---------------------------------------------------------------- syntax and serde errors
+
+#[test]
+fn syntax_error_has_line_and_column() {
+    let w = edit("m = 640", "m = 640 640");
+    let err = load_err(&w, "paper");
+    let s = err.to_string();
+    assert_eq!(err.line(), Some(line_of(&w.text, "m = 640 640")));
+    assert!(
+        s.starts_with(&format!("{}:{}:", w.path.display(), err.line().unwrap())),
+        "{s}"
+    );
+    assert!(s.contains("invalid TOML"), "{s}");
+}
+
+#[test]
+fn duplicate_key_is_a_syntax_error() {
+    let w = edit("m = 640", "m = 640\nm = 641");
+    let err = load_err(&w, "paper");
+    assert_eq!(err.line(), Some(line_of(&w.text, "m = 641")), "{err}");
+}
+
+#[test]
+fn unknown_key() {
+    let w = edit("xi = 1.01", "xi = 1.01\nkapa = 3.0");
+    let err = load_err(&w, "paper");
+    expect(
+        &err,
+        line_of(&w.text, "kapa"),
+        "data.kapa",
+        &["unknown field `kapa`", "kappa"],
+    );
+}
+
+#[test]
+fn unknown_top_level_key() {
+    let w = edit("seed = 7", "seed = 7\nseeds = 8");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "seeds = 8"),
+        "seeds",
+        &["unknown field"],
+    );
+}
+
+#[test]
+fn unknown_key_in_array_of_tables() {
+    let w = edit("name = \"faps\"", "name = \"faps\"\nlabl = \"FAPS\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "labl"),
+        "methods[1].labl",
+        &["unknown field `labl`"],
+    );
+}
+
+#[test]
+fn unknown_key_in_profile() {
+    let w = edit(
+        "partition = { clients = 4 }",
+        "partition = { clients = 4, client = 5 }",
+    );
+    let err = load_err(&w, "quick");
+    expect(
+        &err,
+        line_of(&w.text, "client = 5"),
+        "partition.client",
+        &["unknown field"],
+    );
+    // The paper profile does not see the quick profile's mistake.
+    load_ok(&w, "paper");
+}
+
+#[test]
+fn wrong_type() {
+    let w = edit("n = 20", "n = \"twenty\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "twenty"),
+        "data.n",
+        &["invalid type", "usize"],
+    );
+    let w = edit("n = 20", "n = 20.5");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "n = 20.5"),
+        "data.n",
+        &["invalid type"],
+    );
+    let w = edit("seed = 7", "seed = -7");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "seed = -7"),
+        "seed",
+        &["u64"],
+    );
+}
+
+#[test]
+fn missing_key_points_at_its_table() {
+    let w = edit("clients = 8\n", "");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "[partition]"),
+        "partition.clients",
+        &["missing field `clients`"],
+    );
+    let w = edit("[stop]\nmax_rounds = 300\n", "[stop]\n");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "[stop]"),
+        "stop.max_rounds",
+        &["missing field"],
+    );
+}
+
+#[test]
+fn plot_with_unknown_axes() {
+    let w = edit("x = \"rounds\"", "x = \"iterations\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "iterations"),
+        "plots[0].x",
+        &["unknown variant", "rounds", "bytes"],
+    );
+    let w = edit("y = \"kkt\"", "y = \"error\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "\"error\""),
+        "plots[0].y",
+        &["unknown variant", "sv_err"],
+    );
+}
+
+// ---------------------------------------------------------------- semantic errors
+
+#[test]
+fn p_exceeds_n() {
+    let w = edit("p = 4", "p = 30");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "p = 30"),
+        "problem.p",
+        &["problem.p = 30 exceeds data.n = 20", "p must be <= n"],
+    );
+}
+
+#[test]
+fn p_exceeds_n_in_profile_points_at_profile() {
+    let w = edit(
+        "partition = { clients = 4 }",
+        "partition = { clients = 4 }\nproblem = { p = 15 }",
+    );
+    // n = 20 in the base: fine; the quick profile has n = 10.
+    load_ok(&w, "paper");
+    expect(
+        &load_err(&w, "quick"),
+        line_of(&w.text, "problem = { p = 15 }"),
+        "problem.p",
+        &["problem.p = 15 exceeds data.n = 10"],
+    );
+    // The profile shrinks n below the base p: the profile's n is what changed.
+    let w = edit("data = { n = 10, m = 320 }", "data = { n = 3, m = 320 }");
+    expect(
+        &load_err(&w, "quick"),
+        line_of(&w.text, "n = 3,"),
+        "data.n",
+        &["problem.p = 4 exceeds data.n = 3"],
+    );
+}
+
+#[test]
+fn p_exceeds_n_at_a_sweep_point() {
+    let w = edit(
+        "[profiles.quick]",
+        "[sweep]\n\"data.n\" = [20, 3]\n\n[profiles.quick]",
+    );
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "\"data.n\" = [20, 3]"),
+        "data.n",
+        &["exceeds data.n = 3", "sweep point n=3"],
+    );
+}
+
+#[test]
+fn p_zero() {
+    let w = edit("p = 4", "p = 0");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "p = 0"),
+        "problem.p",
+        &["must be >= 1"],
+    );
+}
+
+#[test]
+fn clients_zero_and_too_many() {
+    let w = edit("clients = 8", "clients = 0");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "clients = 0"),
+        "partition.clients",
+        &["at least 1 client"],
+    );
+    let w = edit("clients = 8", "clients = 700");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "clients = 700"),
+        "partition.clients",
+        &["exceeds data.m = 640"],
+    );
+}
+
+#[test]
+fn n_exceeds_m() {
+    let w = edit("m = 640", "m = 10");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "n = 20"),
+        "data.n",
+        &["data.n = 20 exceeds data.m = 10", "m >= n"],
+    );
+    // Only the profile changed m: blame the profile's m.
+    let w = edit("data = { n = 10, m = 320 }", "data = { m = 15 }");
+    expect(
+        &load_err(&w, "quick"),
+        line_of(&w.text, "m = 15"),
+        "data.m",
+        &["data.n = 20 exceeds data.m = 15"],
+    );
+}
+
+#[test]
+fn uneven_needs_matching_m() {
+    // d = 8: m = unit·36.
+    let w = edit("scheme = \"even\"", "scheme = \"uneven\"");
+    let err = load_err(&w, "paper");
+    expect(
+        &err,
+        line_of(&w.text, "m = 640"),
+        "data.m",
+        &["unit·36", "m = 612 (unit 17)", "m = 648 (unit 18)"],
+    );
+    let w = edit("m = 640", "m = 648");
+    let w = write(&w.text.replace("scheme = \"even\"", "scheme = \"uneven\""));
+    let p = &load_ok(&w, "paper").points[0];
+    assert_eq!(
+        p.partition.client_sizes(648),
+        (1..=8).map(|i| 18 * i).collect::<Vec<_>>()
+    );
+    // An explicit unit that disagrees with m names the expected m.
+    let w = write(&w.text.replace("clients = 8", "clients = 8\nunit = 20"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "m = 648"),
+        "data.m",
+        &["needs data.m = unit·d(d+1)/2 = 720, not 648"],
+    );
+}
+
+#[test]
+fn geometric_needs_xi_above_one() {
+    let w = edit("xi = 1.01\n", "");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "[data]"),
+        "data.xi",
+        &["missing", "xi > 1"],
+    );
+    let w = edit("xi = 1.01", "xi = 1.0");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "xi = 1.0"),
+        "data.xi",
+        &["xi > 1"],
+    );
+}
+
+#[test]
+fn arithmetic_needs_kappa_at_least_one() {
+    let w = edit(
+        "spectrum = \"geometric\"\nn = 20\nm = 640\nxi = 1.01",
+        "spectrum = \"arithmetic\"\nn = 20\nm = 640\nkappa = 0.5",
+    );
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "kappa = 0.5"),
+        "data.kappa",
+        &["kappa >= 1"],
+    );
+    let w = edit("xi = 1.01", "xi = 1.01\nkappa = 10");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "kappa = 10"),
+        "data.kappa",
+        &["only used by spectrum = \"arithmetic\""],
+    );
+}
+
+#[test]
+fn stop_rules() {
+    let w = edit("max_rounds = 300", "max_rounds = 0");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "max_rounds = 0"),
+        "stop.max_rounds",
+        &[">= 1"],
+    );
+    let w = edit("objective_tol = 1e-10", "objective_tol = -1e-10");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "objective_tol"),
+        "stop.objective_tol",
+        &[">= 0"],
+    );
+    let w = edit("objective_tol = 1e-10", "kkt_target = -1.0");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "kkt_target"),
+        "stop.kkt_target",
+        &[">= 0"],
+    );
+    let w = edit("objective_tol = 1e-10", "time_budget_s = 0");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "time_budget_s"),
+        "stop.time_budget_s",
+        &["> 0"],
+    );
+}
+
+#[test]
+fn unknown_profile_lists_existing() {
+    let w = write(GOOD);
+    let err = load_err(&w, "fast");
+    expect(
+        &err,
+        line_of(GOOD, "[profiles.quick]"),
+        "profiles",
+        &["unknown profile `fast`", "defines `quick`, `paper`"],
+    );
+}
+
+#[test]
+fn sweep_key_errors() {
+    let add = |s: &str| {
+        edit(
+            "[profiles.quick]",
+            &format!("[sweep]\n{s}\n\n[profiles.quick]"),
+        )
+    };
+    let w = add("\"data.nn\" = [1, 2]");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "data.nn"),
+        "sweep.\"data.nn\"",
+        &["does not exist", "expected one of"],
+    );
+    let w = add("\"stop.max_rounds\" = [1, 2]");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "stop.max_rounds"),
+        "sweep.\"stop.max_rounds\"",
+        &["cannot be swept", "`data`"],
+    );
+    let w = add("\"data.n\" = 30");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "\"data.n\" = 30"),
+        "sweep.\"data.n\"",
+        &["expected a list"],
+    );
+    let w = add("\"data.n\" = []");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "\"data.n\" = []"),
+        "sweep.\"data.n\"",
+        &["empty list"],
+    );
+    let w = add("\"data.n\" = [30, \"x\"]");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "\"data.n\" = [30"),
+        "data.n",
+        &["invalid type", "sweep point n=x"],
+    );
+}
+
+#[test]
+fn other_semantic_errors() {
+    let w = edit("method = \"SSI\"", "method = \"LocalPower\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "LocalPower"),
+        "paper_results[0].method",
+        &["`ssi`, `SSI`, `faps`"],
+    );
+    let w = edit("name = \"faps\"", "name = \"ssi\"\nlabel = \"SSI\" # again");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "# again"),
+        "methods[1].label",
+        &["already used by methods[0]"],
+    );
+    let w = edit("id = \"table9\"", "id = \"table1\"");
+    expect(&load_err(&w, "paper"), 1, "id", &["file name"]);
+    let w = edit("seed = 7", "seed = 7\nrepeats = 0");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "repeats"),
+        "repeats",
+        &["at least 1"],
+    );
+    let w = edit("inner_steps = [3, 5]", "inner_steps = []");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "inner_steps"),
+        "methods[1].params.inner_steps",
+        &["empty list"],
+    );
+}
+
+#[test]
+fn unreadable_file() {
+    let err = manifest::load(Path::new("/nonexistent/table9.toml"), "paper").unwrap_err();
+    assert_eq!(err.line(), None);
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/table9.toml: cannot read"),
+        "{err}"
+    );
+}

@@ -1,0 +1,380 @@
+//! Figures: both files written, readable log ticks, byte-identical PNGs, no panics on bad data.
+//!
+//! Set `DPCA_PLOT_OUT=<dir>` to keep the rendered examples for looking at them.
+
+use std::path::{Path, PathBuf};
+
+use dpca_bench::report::plot::{render, render_bars, BarPlot, LinePlot, Marker, Series};
+
+fn out_dir(tmp: &tempfile::TempDir) -> PathBuf {
+    match std::env::var_os("DPCA_PLOT_OUT") {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).unwrap();
+            PathBuf::from(dir)
+        }
+        None => tmp.path().to_path_buf(),
+    }
+}
+
+/// Geometric convergence `err_t = rate^t`, floored at `floor` (round-off).
+fn geometric(rate: f64, iters: usize, floor: f64) -> Vec<(f64, f64)> {
+    (0..=iters)
+        .map(|t| (t as f64, rate.powi(t as i32).max(floor)))
+        .collect()
+}
+
+fn convergence_plot() -> LinePlot {
+    LinePlot {
+        title: "Grammenos et al. 2020 — Fig. 3: synthetic n=2000, k=10, 20 clients".into(),
+        x_label: "communication rounds".into(),
+        y_label: "subspace distance ‖sin Θ‖_F".into(),
+        log_y: true,
+        log_x: false,
+        series: vec![
+            Series {
+                label: "FAPS".into(),
+                points: geometric(0.72, 90, 3e-15),
+            },
+            Series {
+                label: "DSA (η=0.1)".into(),
+                points: geometric(0.86, 120, 1e-15),
+            },
+            Series {
+                label: "centralised power method".into(),
+                points: geometric(0.55, 60, 2e-15),
+            },
+        ],
+        markers: vec![Marker {
+            label: "paper: FAPS 42 it".into(),
+            x: 42.0,
+            y: 1e-6,
+        }],
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The contents of the SVG's `<text>` elements, trimmed.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn log_plot_writes_svg_and_png_with_readable_ticks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp);
+    let plot = convergence_plot();
+    let stem = dir.join("convergence");
+    render(&plot, &stem).unwrap();
+
+    let svg = String::from_utf8(read(&dir.join("convergence.svg"))).unwrap();
+    let texts = svg_texts(&svg);
+    assert!(
+        texts.iter().any(|t| t.starts_with("Grammenos et al. 2020")),
+        "title missing: {texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t == "10⁻⁶"),
+        "no 10⁻⁶ tick label: {texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t == "10⁰"),
+        "no 10⁰ tick label: {texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.contains("e-") || t.contains("e+")),
+        "scientific notation: {texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t == "paper: FAPS 42 it"),
+        "marker legend entry missing"
+    );
+    assert!(
+        svg.contains("DejaVu Sans"),
+        "SVG does not name the embedded font"
+    );
+
+    let png = read(&dir.join("convergence.png"));
+    let (w, h) = png_size(&png);
+    assert!(w >= 1000 && h >= 600, "PNG is {w}x{h}");
+
+    // No temporary files left behind.
+    if std::env::var_os("DPCA_PLOT_OUT").is_none() {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["convergence.png", "convergence.svg"]);
+    }
+}
+
+#[test]
+fn png_is_byte_identical_across_renders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plot = convergence_plot();
+    render(&plot, &tmp.path().join("a")).unwrap();
+    render(&plot, &tmp.path().join("b")).unwrap();
+    assert!(
+        read(&tmp.path().join("a.png")) == read(&tmp.path().join("b.png")),
+        "PNG differs"
+    );
+    assert!(
+        read(&tmp.path().join("a.svg")) == read(&tmp.path().join("b.svg")),
+        "SVG differs"
+    );
+    // Rendering again over existing files replaces them.
+    render(&plot, &tmp.path().join("a")).unwrap();
+    assert!(read(&tmp.path().join("a.png")) == read(&tmp.path().join("b.png")));
+}
+
+#[test]
+fn empty_nan_and_single_point_inputs_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp);
+    let base = LinePlot {
+        title: "degenerate input".into(),
+        x_label: "rounds".into(),
+        y_label: "error".into(),
+        log_y: true,
+        ..Default::default()
+    };
+    let nan = Series {
+        label: "all NaN".into(),
+        points: vec![(f64::NAN, f64::NAN); 5],
+    };
+    let cases = [
+        ("no_series", base.clone()),
+        (
+            "empty_series",
+            LinePlot {
+                series: vec![Series {
+                    label: "empty".into(),
+                    points: vec![],
+                }],
+                ..base.clone()
+            },
+        ),
+        (
+            "all_nan",
+            LinePlot {
+                series: vec![nan.clone()],
+                ..base.clone()
+            },
+        ),
+        (
+            "nonpositive_log",
+            LinePlot {
+                series: vec![Series {
+                    label: "zeros".into(),
+                    points: vec![(0.0, 0.0), (1.0, -1.0)],
+                }],
+                markers: vec![Marker {
+                    label: "paper: nowhere".into(),
+                    x: f64::NAN,
+                    y: 0.0,
+                }],
+                ..base.clone()
+            },
+        ),
+        (
+            "single_point",
+            LinePlot {
+                series: vec![
+                    Series {
+                        label: "one".into(),
+                        points: vec![(3.0, 1e-6)],
+                    },
+                    nan,
+                ],
+                ..base.clone()
+            },
+        ),
+        (
+            "single_point_linear",
+            LinePlot {
+                log_y: false,
+                log_x: true,
+                series: vec![Series {
+                    label: "one".into(),
+                    points: vec![(1e3, 0.5)],
+                }],
+                ..base.clone()
+            },
+        ),
+        (
+            "gaps_and_inf",
+            LinePlot {
+                series: vec![Series {
+                    label: "broken".into(),
+                    points: vec![
+                        (0.0, 1.0),
+                        (1.0, f64::INFINITY),
+                        (2.0, 0.1),
+                        (3.0, 0.01),
+                        (4.0, f64::NAN),
+                        (5.0, 1e-3),
+                    ],
+                }],
+                ..base.clone()
+            },
+        ),
+    ];
+    for (name, plot) in cases {
+        render(&plot, &dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert!(dir.join(format!("{name}.png")).exists(), "{name}.png");
+        assert!(dir.join(format!("{name}.svg")).exists(), "{name}.svg");
+    }
+}
+
+#[test]
+fn many_series_linear_axes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp);
+    let series = (0..10)
+        .map(|i| Series {
+            label: format!("method {i}"),
+            points: (0..400)
+                .map(|t| {
+                    (
+                        t as f64 * 5.0,
+                        1000.0 * (1.0 + i as f64) * (-(t as f64) / 150.0).exp(),
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    let plot = LinePlot {
+        title: "ten series, linear axes".into(),
+        x_label: "bytes sent (kB)".into(),
+        y_label: "objective gap".into(),
+        series,
+        ..Default::default()
+    };
+    render(&plot, &dir.join("linear_many")).unwrap();
+    let texts = svg_texts(&String::from_utf8(read(&dir.join("linear_many.svg"))).unwrap());
+    for tick in ["0", "500", "1000", "2000", "10k"] {
+        assert!(
+            texts.iter().any(|t| t == tick),
+            "tick {tick} missing: {texts:?}"
+        );
+    }
+}
+
+#[test]
+fn bar_charts_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp);
+    let plot = BarPlot {
+        title: "Grammenos et al. 2020 — Table 2: iterations to 10⁻⁶ per problem size".into(),
+        x_label: "sweep point".into(),
+        y_label: "iterations".into(),
+        log_y: false,
+        categories: vec![
+            "n=500".into(),
+            "n=1000".into(),
+            "n=2000".into(),
+            "n=4000".into(),
+        ],
+        groups: vec![
+            ("FAPS".into(), vec![31.0, 35.0, 42.0, 47.0]),
+            ("DSA (η=0.1)".into(), vec![88.0, 97.0, f64::NAN, 131.0]),
+            ("centralised power".into(), vec![20.0, 22.0, 25.0]),
+        ],
+    };
+    render_bars(&plot, &dir.join("bars")).unwrap();
+    let texts = svg_texts(&String::from_utf8(read(&dir.join("bars.svg"))).unwrap());
+    for label in ["n=2000", "42", "131", "n/a", "FAPS"] {
+        assert!(
+            texts.iter().any(|t| t == label),
+            "{label} missing: {texts:?}"
+        );
+    }
+    render_bars(
+        &BarPlot {
+            log_y: true,
+            ..plot.clone()
+        },
+        &dir.join("bars_log"),
+    )
+    .unwrap();
+    let texts = svg_texts(&String::from_utf8(read(&dir.join("bars_log.svg"))).unwrap());
+    assert!(texts.iter().any(|t| t == "10²"), "{texts:?}");
+
+    for (name, p) in [
+        (
+            "bars_empty",
+            BarPlot {
+                title: "empty".into(),
+                ..Default::default()
+            },
+        ),
+        (
+            "bars_no_groups",
+            BarPlot {
+                groups: vec![],
+                ..plot.clone()
+            },
+        ),
+        (
+            "bars_nan",
+            BarPlot {
+                log_y: true,
+                groups: vec![("x".into(), vec![f64::NAN, 0.0])],
+                ..plot.clone()
+            },
+        ),
+    ] {
+        render_bars(&p, &dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert!(dir.join(format!("{name}.png")).exists());
+    }
+}
+
+#[test]
+fn noisy_zigzag_lines_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp);
+    // Deterministic pseudo-noise: a stochastic method whose error jumps every round.
+    let mut state = 12345u64;
+    let mut noise = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let points = (0..300)
+        .map(|t| (t as f64, 0.97f64.powi(t) * (0.05 + 3.0 * noise())))
+        .collect();
+    let plot = LinePlot {
+        title: "noisy stochastic method".into(),
+        x_label: "rounds".into(),
+        y_label: "error".into(),
+        log_y: true,
+        series: vec![
+            Series {
+                label: "SGD-like".into(),
+                points,
+            },
+            Series {
+                label: "smooth".into(),
+                points: geometric(0.95, 300, 1e-12),
+            },
+        ],
+        ..Default::default()
+    };
+    render(&plot, &dir.join("noisy")).unwrap();
+}

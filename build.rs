@@ -9,12 +9,24 @@ fn main() {
         if let Some(n) = line.strip_prefix("name = ") {
             name = Some(n.trim_matches('"').to_string());
         } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take()) {
-            if ["ndarray", "ndarray-linalg", "lax", "polars", "plotters", "rayon", "openblas-src", "intel-mkl-src"]
-                .contains(&n.as_str())
+            if [
+                "ndarray",
+                "ndarray-linalg",
+                "lax",
+                "polars",
+                "plotters",
+                "rayon",
+                "openblas-src",
+                "intel-mkl-src",
+            ]
+            .contains(&n.as_str())
             {
                 versions.push(format!("{n} {}", v.trim_matches('"')));
             }
         }
     }
-    println!("cargo:rustc-env=DPCA_STACK_VERSIONS={}", versions.join(", "));
+    println!(
+        "cargo:rustc-env=DPCA_STACK_VERSIONS={}",
+        versions.join(", ")
+    );
 }

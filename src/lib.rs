@@ -14,5 +14,3 @@ pub mod report;
 pub mod run;
 pub mod seed;
 pub mod util;
-
-

@@ -93,9 +93,9 @@ impl Common {
             force: self.force,
             methods: self.methods.clone(),
             seed: self.seed,
-            threads: self.threads.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            }),
+            threads: self
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         }
     }
 }
@@ -107,7 +107,9 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {e:#}");
             // Bad user input (manifest, parameters) exits 2; anything else 1.
-            if e.chain().any(|c| c.downcast_ref::<ManifestError>().is_some()) {
+            if e.chain()
+                .any(|c| c.downcast_ref::<ManifestError>().is_some())
+            {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE
@@ -127,7 +129,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Reproduce { experiments, common } => {
+        Command::Reproduce {
+            experiments,
+            common,
+        } => {
             let opts = setup(&common)?;
             reproduce(&experiments, &common.profile, &opts)
         }
@@ -160,7 +165,8 @@ fn manifests_under(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).with_context(|| format!("cannot read folder {}", d.display()))?;
+        let entries =
+            std::fs::read_dir(&d).with_context(|| format!("cannot read folder {}", d.display()))?;
         for e in entries {
             let path = e?.path();
             if path.is_dir() {
@@ -175,7 +181,10 @@ fn manifests_under(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn list(dir: &Path) -> Result<()> {
-    println!("{:<8} {:<10} {:<22} {:<16} manifest", "paper", "id", "reproduces", "profiles");
+    println!(
+        "{:<8} {:<10} {:<22} {:<16} manifest",
+        "paper", "id", "reproduces", "profiles"
+    );
     for path in manifests_under(dir)? {
         match manifest::profile_names(&path).and_then(|profiles| {
             let first = profiles.first().cloned().unwrap_or_default();
@@ -218,7 +227,10 @@ fn reproduce(dir: &Path, profile: &str, opts: &Options) -> Result<()> {
                     failed.push(path.display().to_string());
                 }
             }
-            Ok(false) => progress.log(format!("{}: no `{profile}` profile, skipped", path.display())),
+            Ok(false) => progress.log(format!(
+                "{}: no `{profile}` profile, skipped",
+                path.display()
+            )),
             Err(e) => {
                 progress.log(format!("error: {e}"));
                 failed.push(path.display().to_string());

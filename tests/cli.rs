@@ -56,7 +56,11 @@ sv_err = 1e-7
 "#;
 
 fn dpca(args: &[&str], cwd: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_dpca")).args(args).current_dir(cwd).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
 }
 
 /// The CSV without its time column.
@@ -66,7 +70,14 @@ fn without_time(path: &Path) -> String {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let t = header.iter().position(|h| *h == "time_s").unwrap();
     text.lines()
-        .map(|l| l.split(',').enumerate().filter(|(i, _)| *i != t).map(|(_, c)| c).collect::<Vec<_>>().join(","))
+        .map(|l| {
+            l.split(',')
+                .enumerate()
+                .filter(|(i, _)| *i != t)
+                .map(|(_, c)| c)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -77,16 +88,43 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
     let d = dir.path();
     std::fs::write(d.join("tiny.toml"), MANIFEST).unwrap();
     for (threads, out) in [("1", "r1"), ("2", "r2")] {
-        let o = dpca(&["run", "tiny.toml", "--profile", "quick", "--threads", threads, "--results", out, "--cache", "cache"], d);
+        let o = dpca(
+            &[
+                "run",
+                "tiny.toml",
+                "--profile",
+                "quick",
+                "--threads",
+                threads,
+                "--results",
+                out,
+                "--cache",
+                "cache",
+            ],
+            d,
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let r1 = d.join("r1/faps/tiny/quick");
     let r2 = d.join("r2/faps/tiny/quick");
-    for f in ["trace.csv", "summary.csv", "report.md", "run.json", "convergence_kkt.svg", "convergence_kkt.png"] {
+    for f in [
+        "trace.csv",
+        "summary.csv",
+        "report.md",
+        "run.json",
+        "convergence_kkt.svg",
+        "convergence_kkt.png",
+    ] {
         assert!(r1.join(f).exists(), "missing {f}");
     }
-    assert_eq!(without_time(&r1.join("trace.csv")), without_time(&r2.join("trace.csv")));
-    assert_eq!(without_time(&r1.join("summary.csv")), without_time(&r2.join("summary.csv")));
+    assert_eq!(
+        without_time(&r1.join("trace.csv")),
+        without_time(&r2.join("trace.csv"))
+    );
+    assert_eq!(
+        without_time(&r1.join("summary.csv")),
+        without_time(&r2.join("summary.csv"))
+    );
 
     let header = std::fs::read_to_string(r1.join("summary.csv")).unwrap();
     assert!(header.starts_with(
@@ -97,15 +135,44 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
         "experiment,profile,method,params,seed,round,inner_iters,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist"
     ));
     let report = std::fs::read_to_string(r1.join("report.md")).unwrap();
-    assert!(report.contains("not implemented yet"), "planned LocalPower row must stay visible");
+    assert!(
+        report.contains("not implemented yet"),
+        "planned LocalPower row must stay visible"
+    );
     assert!(report.contains("| 50 |"), "paper's rounds beside ours");
 
     // Resume: a second run loads the stored runs (same CSV) without recomputing.
-    let before = std::fs::metadata(r1.join("runs")).unwrap().modified().unwrap();
-    let o = dpca(&["run", "tiny.toml", "--profile", "quick", "--threads", "1", "--results", "r1", "--cache", "cache"], d);
+    let before = std::fs::metadata(r1.join("runs"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let o = dpca(
+        &[
+            "run",
+            "tiny.toml",
+            "--profile",
+            "quick",
+            "--threads",
+            "1",
+            "--results",
+            "r1",
+            "--cache",
+            "cache",
+        ],
+        d,
+    );
     assert!(o.status.success());
-    assert_eq!(std::fs::metadata(r1.join("runs")).unwrap().modified().unwrap(), before);
-    assert_eq!(without_time(&r1.join("trace.csv")), without_time(&r2.join("trace.csv")));
+    assert_eq!(
+        std::fs::metadata(r1.join("runs"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        before
+    );
+    assert_eq!(
+        without_time(&r1.join("trace.csv")),
+        without_time(&r2.join("trace.csv"))
+    );
 }
 
 #[test]
@@ -117,19 +184,42 @@ fn bad_manifest_exits_2_naming_file_line_and_key() {
         ("clients = 3", "clients = 0", "partition.clients"),
         ("xi = 1.2", "xi = 1.2\nbogus = 1", "bogus"),
         ("n = 30", "n = \"thirty\"", "data.n"),
-        ("name = \"faps\"", "name = \"faps\"\nparams = { inner_stepz = 3 }", "inner_stepz"),
+        (
+            "name = \"faps\"",
+            "name = \"faps\"\nparams = { inner_stepz = 3 }",
+            "inner_stepz",
+        ),
     ];
     for (from, to, key) in cases {
         let text = MANIFEST.replacen(from, to, 1);
         // The manifest id must match its file name, so the bad copy keeps the name in its own folder.
         std::fs::create_dir_all(d.join("bad")).unwrap();
         std::fs::write(d.join("bad/tiny.toml"), &text).unwrap();
-        let o = dpca(&["run", "bad/tiny.toml", "--profile", "quick", "--results", "r", "--cache", "c"], d);
+        let o = dpca(
+            &[
+                "run",
+                "bad/tiny.toml",
+                "--profile",
+                "quick",
+                "--results",
+                "r",
+                "--cache",
+                "c",
+            ],
+            d,
+        );
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "case {to}: {err}");
-        let line = text.lines().position(|l| l.contains(to.lines().last().unwrap())).unwrap() + 1;
+        let line = text
+            .lines()
+            .position(|l| l.contains(to.lines().last().unwrap()))
+            .unwrap()
+            + 1;
         assert!(err.contains("bad/tiny.toml"), "case {to}: {err}");
         assert!(err.contains(key), "case {to}: {err}");
-        assert!(err.contains(&format!(":{line}")), "case {to}: want line {line}: {err}");
+        assert!(
+            err.contains(&format!(":{line}")),
+            "case {to}: want line {line}: {err}"
+        );
     }
 }

@@ -20,7 +20,12 @@ pub fn small(n: usize, m: usize, p: usize, xi: f64, s: u64) -> Small {
     let a = synthetic::svd_matrix(n, m, synthetic::Spectrum::Geometric { xi }, s).unwrap();
     let reference = Reference::from_gram(gram(a.view())).unwrap();
     let z0 = orth(uniform_matrix(n, p, &mut seed::rng(s, &["z0"])).view());
-    Small { a, reference, z0, p }
+    Small {
+        a,
+        reference,
+        z0,
+        p,
+    }
 }
 
 pub fn even_blocks(a: ArrayView2<f64>, d: usize) -> Vec<ArrayView2<f64>> {
@@ -30,5 +35,11 @@ pub fn even_blocks(a: ArrayView2<f64>, d: usize) -> Vec<ArrayView2<f64>> {
 }
 
 pub fn setup<'a>(s: &'a Small, d: usize) -> Setup<'a> {
-    Setup { blocks: even_blocks(s.a.view(), d), p: s.p, z0: s.z0.clone(), seed: 7, watch: None }
+    Setup {
+        blocks: even_blocks(s.a.view(), d),
+        p: s.p,
+        z0: s.z0.clone(),
+        seed: 7,
+        watch: None,
+    }
 }

@@ -8,7 +8,11 @@ use dpca_bench::methods::ssi::Ssi;
 use dpca_bench::methods::Method;
 
 /// Run until the subspace stops moving (or `max` steps); return the final metrics.
-fn run(m: &mut dyn Method, s: &common::Small, max: usize) -> dpca_bench::problem::subspace::Metrics {
+fn run(
+    m: &mut dyn Method,
+    s: &common::Small,
+    max: usize,
+) -> dpca_bench::problem::subspace::Metrics {
     for _ in 0..max {
         m.step().unwrap();
         let met = s.reference.metrics(m.estimate().view()).unwrap();
@@ -24,7 +28,11 @@ fn ssi_subspace_matches_lapack() {
     let s = small(60, 600, 4, 1.5, 1);
     let mut m = Ssi::new(setup(&s, 5));
     let met = run(&mut m, &s, 500);
-    assert!(met.subspace_dist <= 1e-8, "SSI ‖sinΘ‖ = {:e}", met.subspace_dist);
+    assert!(
+        met.subspace_dist <= 1e-8,
+        "SSI ‖sinΘ‖ = {:e}",
+        met.subspace_dist
+    );
     assert!(met.sv_err <= 1e-8, "SSI sv_err = {:e}", met.sv_err);
     assert!(met.kkt <= 1e-8, "SSI kkt = {:e}", met.kkt);
 }
@@ -33,11 +41,22 @@ fn ssi_subspace_matches_lapack() {
 fn faps_subspace_matches_lapack_for_every_inner_rule() {
     let s = small(60, 600, 4, 1.5, 2);
     for inner in [InnerRule::Fixed, InnerRule::Rule, InnerRule::Kkt] {
-        let prm = Params { inner, ..Params::default() };
+        let prm = Params {
+            inner,
+            ..Params::default()
+        };
         let mut m = Faps::new(setup(&s, 5), prm);
         let met = run(&mut m, &s, 1000);
-        assert!(met.subspace_dist <= 1e-8, "FAPS {inner:?} ‖sinΘ‖ = {:e}", met.subspace_dist);
-        assert!(met.sv_err <= 1e-8, "FAPS {inner:?} sv_err = {:e}", met.sv_err);
+        assert!(
+            met.subspace_dist <= 1e-8,
+            "FAPS {inner:?} ‖sinΘ‖ = {:e}",
+            met.subspace_dist
+        );
+        assert!(
+            met.sv_err <= 1e-8,
+            "FAPS {inner:?} sv_err = {:e}",
+            met.sv_err
+        );
     }
 }
 

@@ -14,12 +14,19 @@ fn singular_values_are_the_prescribed_spectrum() {
     let sv = r.singular_values(n);
     let want = spec.values(n);
     for i in 0..n {
-        assert!((sv[i] - want[i]).abs() <= 1e-12 * want[0], "σ_{i}: {} vs {}", sv[i], want[i]);
+        assert!(
+            (sv[i] - want[i]).abs() <= 1e-12 * want[0],
+            "σ_{i}: {} vs {}",
+            sv[i],
+            want[i]
+        );
     }
     // Left singular vectors are exactly U's columns only up to sign; check the arithmetic one too.
     let spec = Spectrum::Arithmetic { kappa: 10.0 };
     let a = svd_matrix(n, m, spec, 12).unwrap();
-    let sv = Reference::from_gram(gram(a.view())).unwrap().singular_values(n);
+    let sv = Reference::from_gram(gram(a.view()))
+        .unwrap()
+        .singular_values(n);
     assert!((sv[0] - 1.0).abs() < 1e-12 && (sv[n - 1] - 0.1).abs() < 1e-12);
 }
 
@@ -44,7 +51,12 @@ fn cache_round_trips_and_regenerates_a_corrupt_file() {
     let cache = MatrixCache::new(dir.path());
     let a = svd_matrix(8, 64, Spectrum::Geometric { xi: 1.5 }, 3).unwrap();
     let mut builds = 0;
-    let got = cache.get_or_build("t", "key", || { builds += 1; Ok(a.clone()) }).unwrap();
+    let got = cache
+        .get_or_build("t", "key", || {
+            builds += 1;
+            Ok(a.clone())
+        })
+        .unwrap();
     assert_eq!(got, a);
     let path = cache.path("t", "key");
     assert_eq!(read_matrix(&path).unwrap(), a, "byte-exact round trip");
@@ -56,16 +68,31 @@ fn cache_round_trips_and_regenerates_a_corrupt_file() {
     std::fs::write(&path, &bytes).unwrap();
     let err = read_matrix(&path).unwrap_err().to_string();
     assert!(err.contains("checksum"), "{err}");
-    let got = cache.get_or_build("t", "key", || { builds += 1; Ok(a.clone()) }).unwrap();
+    let got = cache
+        .get_or_build("t", "key", || {
+            builds += 1;
+            Ok(a.clone())
+        })
+        .unwrap();
     assert_eq!((got, builds), (a.clone(), 2));
-    assert_eq!(read_matrix(&path).unwrap(), a, "rewritten after regeneration");
+    assert_eq!(
+        read_matrix(&path).unwrap(),
+        a,
+        "rewritten after regeneration"
+    );
 
     // Truncated and foreign files are rejected with a reason.
     std::fs::write(&path, &bytes[..100]).unwrap();
-    assert!(read_matrix(&path).unwrap_err().to_string().contains("truncated"));
+    assert!(read_matrix(&path)
+        .unwrap_err()
+        .to_string()
+        .contains("truncated"));
     write_matrix(&path, &a).unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[0] = b'X';
     std::fs::write(&path, &bytes).unwrap();
-    assert!(read_matrix(&path).unwrap_err().to_string().contains("magic"));
+    assert!(read_matrix(&path)
+        .unwrap_err()
+        .to_string()
+        .contains("magic"));
 }

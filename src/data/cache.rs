@@ -44,7 +44,10 @@ impl MatrixCache {
         if path.exists() {
             match read_matrix(&path) {
                 Ok(a) => return Ok(a),
-                Err(e) => eprintln!("warning: cache file {} is unusable ({e:#}); regenerating", path.display()),
+                Err(e) => eprintln!(
+                    "warning: cache file {} is unusable ({e:#}); regenerating",
+                    path.display()
+                ),
             }
         }
         let a = make()?;
@@ -85,15 +88,24 @@ pub fn read_matrix(path: &Path) -> Result<Array2<f64>> {
     let mut r = BufReader::with_capacity(1 << 20, file);
     let mut header = [0u8; HEADER];
     if len < HEADER {
-        bail!("{}: truncated header ({len} bytes, need {HEADER})", path.display());
+        bail!(
+            "{}: truncated header ({len} bytes, need {HEADER})",
+            path.display()
+        );
     }
     r.read_exact(&mut header)?;
     if &header[..8] != MAGIC {
-        bail!("{}: wrong magic at byte 0 (not a dpca matrix file)", path.display());
+        bail!(
+            "{}: wrong magic at byte 0 (not a dpca matrix file)",
+            path.display()
+        );
     }
     let rows = u64::from_le_bytes(header[8..16].try_into().unwrap()) as usize;
     let cols = u64::from_le_bytes(header[16..24].try_into().unwrap()) as usize;
-    let expected = rows.checked_mul(cols).and_then(|e| e.checked_mul(8)).map(|e| e + HEADER);
+    let expected = rows
+        .checked_mul(cols)
+        .and_then(|e| e.checked_mul(8))
+        .map(|e| e + HEADER);
     if expected != Some(len) {
         bail!(
             "{}: {rows}×{cols} needs {} bytes, file has {len} (truncated or corrupt)",

@@ -79,7 +79,11 @@ pub fn svd_matrix(n: usize, m: usize, spectrum: Spectrum, seed: u64) -> Result<A
     // M = U Σ R⁻ᵀ, i.e. Mᵀ solves R Mᵀ = (U Σ)ᵀ.
     let sigma = spectrum.values(n);
     let us = &u * &sigma.view().insert_axis(Axis(0));
-    let mt = r.solve_triangular(UPLO::Upper, Diag::NonUnit, &crate::linalg::to_f_order(us.t()))?;
+    let mt = r.solve_triangular(
+        UPLO::Upper,
+        Diag::NonUnit,
+        &crate::linalg::to_f_order(us.t()),
+    )?;
     let m_mat = crate::linalg::to_f_order(mt.t());
 
     let mut a = Array2::<f64>::zeros((n, m).f());

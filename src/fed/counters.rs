@@ -16,7 +16,10 @@ pub struct Counters {
 
 impl Counters {
     pub fn new(clients: usize) -> Self {
-        Self { bytes_up_per_client: vec![0; clients], ..Default::default() }
+        Self {
+            bytes_up_per_client: vec![0; clients],
+            ..Default::default()
+        }
     }
     pub(super) fn broadcast(&mut self, bytes: u64, vectors: u64) {
         self.bytes_down += bytes;

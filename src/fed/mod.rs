@@ -25,7 +25,10 @@ pub struct Upload {
 
 impl Upload {
     pub fn matrix(matrix: Array2<f64>) -> Self {
-        Self { matrix, scalars: Vec::new() }
+        Self {
+            matrix,
+            scalars: Vec::new(),
+        }
     }
     fn bytes(&self) -> u64 {
         8 * (self.matrix.len() + self.scalars.len()) as u64
@@ -50,7 +53,12 @@ impl<C: Send> Federation<C> {
     /// `n` is the dimension of the vectors exchanged (the number of features).
     pub fn new(clients: Vec<C>, n: usize) -> Self {
         let d = clients.len();
-        Self { clients, n, counters: Counters::new(d), transcript: None }
+        Self {
+            clients,
+            n,
+            counters: Counters::new(d),
+            transcript: None,
+        }
     }
 
     /// Record the server's view (broadcasts and the uploads of `clients`) for attacks.
@@ -64,7 +72,10 @@ impl<C: Send> Federation<C> {
 
     /// Local computation on every client; nothing is sent, so nothing is returned.
     pub fn local(&mut self, f: impl Fn(usize, &mut C) + Sync + Send) {
-        self.clients.par_iter_mut().enumerate().for_each(|(i, c)| f(i, c));
+        self.clients
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, c)| f(i, c));
     }
 
     /// One communication round: broadcast `msg` to every client, each client answers with an
@@ -74,10 +85,12 @@ impl<C: Send> Federation<C> {
         msg: ArrayView2<f64>,
         f: impl Fn(&mut C, ArrayView2<f64>) -> Upload + Sync + Send,
     ) -> Reduced {
-        self.counters.broadcast(msg.len() as u64 * 8, self.vectors(msg.len()));
+        self.counters
+            .broadcast(msg.len() as u64 * 8, self.vectors(msg.len()));
         let uploads: Vec<Upload> = self.clients.par_iter_mut().map(|c| f(c, msg)).collect();
         for (i, u) in uploads.iter().enumerate() {
-            self.counters.upload(i, u.bytes(), self.vectors(u.matrix.len()));
+            self.counters
+                .upload(i, u.bytes(), self.vectors(u.matrix.len()));
         }
         self.counters.end_round();
         if let Some(t) = &mut self.transcript {
@@ -88,7 +101,9 @@ impl<C: Send> Federation<C> {
             sum += &u.matrix;
         }
         let k = uploads[0].scalars.len();
-        let scalar_sums = (0..k).map(|j| uploads.iter().map(|u| u.scalars[j]).sum()).collect();
+        let scalar_sums = (0..k)
+            .map(|j| uploads.iter().map(|u| u.scalars[j]).sum())
+            .collect();
         Reduced { sum, scalar_sums }
     }
 

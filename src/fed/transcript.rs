@@ -17,7 +17,10 @@ pub struct Transcript {
 
 impl Transcript {
     pub(super) fn new(watch: Vec<usize>) -> Self {
-        Self { watch, rounds: Vec::new() }
+        Self {
+            watch,
+            rounds: Vec::new(),
+        }
     }
     pub(super) fn record(&mut self, msg: ArrayView2<f64>, uploads: &[Upload]) {
         let uploads = self
@@ -26,12 +29,18 @@ impl Transcript {
             .filter(|&&i| i < uploads.len())
             .map(|&i| (i, uploads[i].clone()))
             .collect();
-        self.rounds.push(TranscriptRound { broadcast: msg.to_owned(), uploads });
+        self.rounds.push(TranscriptRound {
+            broadcast: msg.to_owned(),
+            uploads,
+        });
     }
     /// (broadcast, upload) pairs of one client, in round order.
     pub fn pairs(&self, client: usize) -> impl Iterator<Item = (&Array2<f64>, &Upload)> {
         self.rounds.iter().filter_map(move |r| {
-            r.uploads.iter().find(|(i, _)| *i == client).map(|(_, u)| (&r.broadcast, u))
+            r.uploads
+                .iter()
+                .find(|(i, _)| *i == client)
+                .map(|(_, u)| (&r.broadcast, u))
         })
     }
 }

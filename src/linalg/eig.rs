@@ -17,10 +17,17 @@ pub struct SymEig {
 pub fn sym_eig_desc(a: ArrayView2<f64>) -> Result<SymEig> {
     let n = a.nrows();
     if n != a.ncols() {
-        bail!("eigendecomposition needs a square matrix, got {}×{}", n, a.ncols());
+        bail!(
+            "eigendecomposition needs a square matrix, got {}×{}",
+            n,
+            a.ncols()
+        );
     }
     if n == 0 {
-        return Ok(SymEig { values: Array1::zeros(0), vectors: Array2::zeros((0, 0)) });
+        return Ok(SymEig {
+            values: Array1::zeros(0),
+            vectors: Array2::zeros((0, 0)),
+        });
     }
     let mut m = super::to_f_order(a); // column-major, overwritten by eigenvectors
     let mut w = vec![0.0f64; n];
@@ -31,12 +38,23 @@ pub fn sym_eig_desc(a: ArrayView2<f64>) -> Result<SymEig> {
     let mut work_q = 0.0f64;
     let mut iwork_q: c_int = 0;
     let minus1: c_int = -1;
-    let data = m.as_slice_memory_order_mut().expect("freshly allocated, contiguous");
+    let data = m
+        .as_slice_memory_order_mut()
+        .expect("freshly allocated, contiguous");
     // SAFETY: buffers sized as LAPACK documents; the query writes only work_q / iwork_q.
     unsafe {
         lapack_sys::dsyevd_(
-            &jobz, &uplo, &nn, data.as_mut_ptr(), &nn, w.as_mut_ptr(), &mut work_q, &minus1,
-            &mut iwork_q, &minus1, &mut info,
+            &jobz,
+            &uplo,
+            &nn,
+            data.as_mut_ptr(),
+            &nn,
+            w.as_mut_ptr(),
+            &mut work_q,
+            &minus1,
+            &mut iwork_q,
+            &minus1,
+            &mut info,
         );
     }
     if info != 0 {
@@ -48,8 +66,17 @@ pub fn sym_eig_desc(a: ArrayView2<f64>) -> Result<SymEig> {
     let mut iwork = vec![0 as c_int; liwork.max(1) as usize];
     unsafe {
         lapack_sys::dsyevd_(
-            &jobz, &uplo, &nn, data.as_mut_ptr(), &nn, w.as_mut_ptr(), work.as_mut_ptr(), &lwork,
-            iwork.as_mut_ptr(), &liwork, &mut info,
+            &jobz,
+            &uplo,
+            &nn,
+            data.as_mut_ptr(),
+            &nn,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &lwork,
+            iwork.as_mut_ptr(),
+            &liwork,
+            &mut info,
         );
     }
     if info != 0 {

@@ -187,14 +187,26 @@ impl<'a> Faps<'a> {
                 let beta = params.beta0 * spectral_norm2(a, start, params.power_iters);
                 let x = setup.z0.clone();
                 let w = Client::multiplier_factor(a, &x);
-                Client { a, x, w, beta, dists: Vec::new(), inner_last: 0 }
+                Client {
+                    a,
+                    x,
+                    w,
+                    beta,
+                    dists: Vec::new(),
+                    inner_last: 0,
+                }
             })
             .collect();
         let mut fed = Federation::new(clients, n);
         if let Some(w) = setup.watch {
             fed.record_transcript(w);
         }
-        Self { fed, z: setup.z0, params, k: 0 }
+        Self {
+            fed,
+            z: setup.z0,
+            params,
+            k: 0,
+        }
     }
 }
 
@@ -217,7 +229,10 @@ impl Method for Faps<'_> {
             let xz = c.x.t().dot(&z);
             let y = c.x.dot(&(&xz * c.beta - c.w.t().dot(&z))) - c.w.dot(&xz);
             let f_i = fro2(c.a.t().dot(&z).view());
-            Upload { matrix: y, scalars: vec![f_i] }
+            Upload {
+                matrix: y,
+                scalars: vec![f_i],
+            }
         });
         self.z = orth(reduced.sum.view());
         self.k += 1;

@@ -18,8 +18,16 @@ pub struct Entry {
 }
 
 pub const METHODS: &[Entry] = &[
-    Entry { name: "ssi", about: "federated subspace iteration (FAPS eq. 2)", status: Status::Ready },
-    Entry { name: "faps", about: "FAPS, Algorithm 1 of Wang, Liu, Zhang", status: Status::Ready },
+    Entry {
+        name: "ssi",
+        about: "federated subspace iteration (FAPS eq. 2)",
+        status: Status::Ready,
+    },
+    Entry {
+        name: "faps",
+        about: "FAPS, Algorithm 1 of Wang, Liu, Zhang",
+        status: Status::Ready,
+    },
     Entry {
         name: "localpower",
         about: "LocalPower (Li, Wang, Chen, Zhang, ICML 2021)",
@@ -47,7 +55,10 @@ fn parse<T: DeserializeOwned>(params: &toml::Table) -> Result<T, ParamError> {
 
 fn faps_params(params: &toml::Table) -> Result<faps::Params, ParamError> {
     let p: faps::Params = parse(params)?;
-    p.check().map_err(|(key, msg)| ParamError { key: key.into(), msg })?;
+    p.check().map_err(|(key, msg)| ParamError {
+        key: key.into(),
+        msg,
+    })?;
     Ok(p)
 }
 
@@ -60,7 +71,11 @@ pub fn check(name: &str, params: &toml::Table) -> Result<(), ParamError> {
             key: "name".into(),
             msg: format!(
                 "unknown method `{name}`; known: {}",
-                METHODS.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+                METHODS
+                    .iter()
+                    .map(|e| e.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }),
     }
@@ -68,17 +83,27 @@ pub fn check(name: &str, params: &toml::Table) -> Result<(), ParamError> {
 
 fn no_params(params: &toml::Table) -> Result<(), ParamError> {
     match params.keys().next() {
-        Some(k) => Err(ParamError { key: k.clone(), msg: "this method takes no parameters".into() }),
+        Some(k) => Err(ParamError {
+            key: k.clone(),
+            msg: "this method takes no parameters".into(),
+        }),
         None => Ok(()),
     }
 }
 
 /// Build a ready method; `check` must have passed.
-pub fn build<'a>(name: &str, params: &toml::Table, setup: Setup<'a>) -> anyhow::Result<Box<dyn Method + 'a>> {
+pub fn build<'a>(
+    name: &str,
+    params: &toml::Table,
+    setup: Setup<'a>,
+) -> anyhow::Result<Box<dyn Method + 'a>> {
     let err = |e: ParamError| anyhow::anyhow!("method {name}: params.{}: {}", e.key, e.msg);
     Ok(match name {
         "ssi" => Box::new(ssi::Ssi::new(setup)),
         "faps" => Box::new(faps::Faps::new(setup, faps_params(params).map_err(err)?)),
-        other => anyhow::bail!("method `{other}` cannot be built: {:?}", lookup(other).map(|e| e.status)),
+        other => anyhow::bail!(
+            "method `{other}` cannot be built: {:?}",
+            lookup(other).map(|e| e.status)
+        ),
     })
 }

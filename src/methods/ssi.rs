@@ -31,10 +31,16 @@ impl<'a> Ssi<'a> {
 
 impl Method for Ssi<'_> {
     fn step(&mut self) -> Result<StepInfo> {
-        let y = self.fed.round(self.z.view(), |c, z| Upload::matrix(gram_times(c.a, z))).sum;
+        let y = self
+            .fed
+            .round(self.z.view(), |c, z| Upload::matrix(gram_times(c.a, z)))
+            .sum;
         let objective = (&self.z * &y).sum();
         self.z = orth(y.view());
-        Ok(StepInfo { objective: Some(objective), inner_iters: vec![0; self.fed.num_clients()] })
+        Ok(StepInfo {
+            objective: Some(objective),
+            inner_iters: vec![0; self.fed.num_clients()],
+        })
     }
     fn estimate(&self) -> &Array2<f64> {
         &self.z

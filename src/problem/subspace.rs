@@ -65,7 +65,9 @@ impl Reference {
         // KKT: ‖(I − ZZᵀ)GZ‖_F / ‖A‖²_F.
         let kkt = fro2((&gz - &z.dot(&ztgz)).view()).sqrt() / self.fro2;
         // σ(Z) = singular values of AᵀZ = √eig(ZᵀGZ).
-        let sv = sym_eig_desc(ztgz.view())?.values.mapv(|v| v.max(0.0).sqrt());
+        let sv = sym_eig_desc(ztgz.view())?
+            .values
+            .mapv(|v| v.max(0.0).sqrt());
         let star = self.singular_values(p);
         let sv_err = fro2((&sv - &star).insert_axis(Axis(0)).view()).sqrt()
             / fro2(star.view().insert_axis(Axis(0))).sqrt();
@@ -73,7 +75,12 @@ impl Reference {
         // unlike √(p − ‖U*ᵀZ‖²_F), which bottoms out near 1e-8).
         let ustar = self.eig.vectors.slice(s![.., ..p]);
         let subspace_dist = fro2((&z - &ustar.dot(&ustar.t().dot(&z))).view()).sqrt();
-        Ok(Metrics { objective: ztgz.diag().sum(), kkt, sv_err, subspace_dist })
+        Ok(Metrics {
+            objective: ztgz.diag().sum(),
+            kkt,
+            sv_err,
+            subspace_dist,
+        })
     }
 }
 

@@ -55,7 +55,11 @@ fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marke
         XAxis::Seconds => p.time_s?,
         _ => return None,
     };
-    Some(Marker { label: format!("paper: {} ({x:.4}, {y:.2e})", r.key.label).replace(".0000,", ","), x, y })
+    Some(Marker {
+        label: format!("paper: {} ({x:.4}, {y:.2e})", r.key.label).replace(".0000,", ","),
+        x,
+        y,
+    })
 }
 
 /// Render every plot of the manifest into `dir`; returns the stems written.
@@ -66,8 +70,16 @@ pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result
         let series = records
             .iter()
             .map(|r| Series {
-                label: if multi_point { format!("{} {}", describe(&r.key), r.key.point) } else { describe(&r.key) },
-                points: r.trace.iter().map(|t| (x_of(spec.x, t), y_of(spec.y, t))).collect(),
+                label: if multi_point {
+                    format!("{} {}", describe(&r.key), r.key.point)
+                } else {
+                    describe(&r.key)
+                },
+                points: r
+                    .trace
+                    .iter()
+                    .map(|t| (x_of(spec.x, t), y_of(spec.y, t)))
+                    .collect(),
             })
             .collect();
         let mut markers: Vec<Marker> = Vec::new();
@@ -79,7 +91,10 @@ pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result
             }
         }
         let plot = LinePlot {
-            title: spec.title.clone().unwrap_or_else(|| format!("{} [{} profile]", exp.title, exp.profile)),
+            title: spec
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("{} [{} profile]", exp.title, exp.profile)),
             x_label: x_label(spec.x).into(),
             y_label: y_label(spec.y).into(),
             log_y: spec.log_y,

@@ -57,17 +57,25 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     }
     let _ = writeln!(s, "## Setting\n");
     for p in &exp.points {
-        let label = if p.label.is_empty() { String::new() } else { format!("**{}**: ", p.label) };
+        let label = if p.label.is_empty() {
+            String::new()
+        } else {
+            format!("**{}**: ", p.label)
+        };
         let _ = writeln!(s, "- {label}{}", setting(p));
     }
     let st = &exp.stop;
     let _ = writeln!(
         s,
         "- stop: {}max {} rounds{}{}\n",
-        st.objective_tol.map_or(String::new(), |t| format!("|f_k − f_(k−1)| ≤ {t:e}·f_k (eq. 27) or ")),
+        st.objective_tol.map_or(String::new(), |t| format!(
+            "|f_k − f_(k−1)| ≤ {t:e}·f_k (eq. 27) or "
+        )),
         st.max_rounds,
-        st.kkt_target.map_or(String::new(), |t| format!(", KKT ≤ {t:e}")),
-        st.time_budget_s.map_or(String::new(), |t| format!(", {t} s budget")),
+        st.kkt_target
+            .map_or(String::new(), |t| format!(", KKT ≤ {t:e}")),
+        st.time_budget_s
+            .map_or(String::new(), |t| format!(", {t} s budget")),
     );
 
     let _ = writeln!(s, "## Paper beside ours\n");
@@ -81,7 +89,10 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         s,
         "| point | method | rounds (paper) | rounds (ours) | ratio | rel. sv error (paper) | (ours) | ratio | scaled KKT (paper) | (ours) | time s (paper) | (ours) | stop |"
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        s,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
     for r in &out.records {
         row(&mut s, exp, r);
     }
@@ -91,10 +102,14 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
             s,
             "|  | {} | {} | **not implemented yet** | | {} | | | {} | | {} | | |",
             m.label,
-            paper.and_then(|p| p.rounds).map_or("—".into(), |r| r.to_string()),
+            paper
+                .and_then(|p| p.rounds)
+                .map_or("—".into(), |r| r.to_string()),
             sci(paper.and_then(|p| p.sv_err)),
             sci(paper.and_then(|p| p.kkt)),
-            paper.and_then(|p| p.time_s).map_or("—".into(), |t| format!("{t:.2}")),
+            paper
+                .and_then(|p| p.time_s)
+                .map_or("—".into(), |t| format!("{t:.2}")),
         );
     }
 
@@ -103,18 +118,28 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
     for r in &out.records {
         let l = r.last();
-        let inner: f64 = r.trace.iter().skip(1).map(|t| t.inner_iters).sum::<f64>() / (r.trace.len().max(2) - 1) as f64;
+        let inner: f64 = r.trace.iter().skip(1).map(|t| t.inner_iters).sum::<f64>()
+            / (r.trace.len().max(2) - 1) as f64;
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {:.2} |",
-            r.key.point, describe(&r.key), r.rounds, l.bytes_up, l.bytes_down, l.vectors, inner
+            r.key.point,
+            describe(&r.key),
+            r.rounds,
+            l.bytes_up,
+            l.bytes_down,
+            l.vectors,
+            inner
         );
     }
 
     if !figures.is_empty() {
         let _ = writeln!(s, "\n## Figures\n");
         for f in figures {
-            let name = f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
             let _ = writeln!(s, "![{name}]({name}.png)\n\n[SVG]({name}.svg)\n");
         }
     }
@@ -148,7 +173,8 @@ fn row(s: &mut String, exp: &Experiment, r: &RunRecord) {
         ratio(l.sv_err, p.and_then(|p| p.sv_err)),
         sci(p.and_then(|p| p.kkt)),
         sci(Some(l.kkt)),
-        p.and_then(|p| p.time_s).map_or("—".into(), |t| format!("{t:.2}")),
+        p.and_then(|p| p.time_s)
+            .map_or("—".into(), |t| format!("{t:.2}")),
         l.time_s,
         r.stop_reason,
     );

@@ -16,9 +16,12 @@ pub fn blas_backend() -> &'static str {
 
 fn git_revision() -> Value {
     let run = |args: &[&str]| {
-        Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| {
-            String::from_utf8_lossy(&o.stdout).trim().to_string()
-        })
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     json!({
         "commit": run(&["rev-parse", "HEAD"]),
@@ -37,7 +40,13 @@ fn cpu_model() -> Option<String> {
 /// Peak resident memory of this process so far (VmHWM), in MiB.
 pub fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: f64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    let kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
     Some(kb / 1024.0)
 }
 

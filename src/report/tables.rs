@@ -11,7 +11,9 @@ use std::path::Path;
 
 /// The paper's reported numbers for a method (matched by name or label).
 pub fn paper_for<'a>(exp: &'a Experiment, name: &str, label: &str) -> Option<&'a PaperResult> {
-    exp.paper_results.iter().find(|p| p.method == name || p.method == label)
+    exp.paper_results
+        .iter()
+        .find(|p| p.method == name || p.method == label)
 }
 
 fn str_col(name: &str, v: Vec<String>) -> Column {
@@ -22,21 +24,44 @@ fn str_col(name: &str, v: Vec<String>) -> Column {
 /// printed the same f64 with different trailing digits from one process to the next, which
 /// broke "same seed ⇒ identical CSV".
 fn f64_col(name: &str, v: Vec<f64>) -> Column {
-    Column::new(name.into(), v.into_iter().map(|x| format!("{x:?}")).collect::<Vec<String>>())
+    Column::new(
+        name.into(),
+        v.into_iter()
+            .map(|x| format!("{x:?}"))
+            .collect::<Vec<String>>(),
+    )
 }
 
 fn opt_f64_col(name: &str, v: Vec<Option<f64>>) -> Column {
-    Column::new(name.into(), v.into_iter().map(|x| x.map(|x| format!("{x:?}"))).collect::<Vec<Option<String>>>())
+    Column::new(
+        name.into(),
+        v.into_iter()
+            .map(|x| x.map(|x| format!("{x:?}")))
+            .collect::<Vec<Option<String>>>(),
+    )
 }
 
 /// One row per (run, round).
 pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
-    let rows = records.iter().flat_map(|r| r.trace.iter().map(move |t| (r, t)));
+    let rows = records
+        .iter()
+        .flat_map(|r| r.trace.iter().map(move |t| (r, t)));
     let n = records.iter().map(|r| r.trace.len()).sum::<usize>();
-    let (mut experiment, mut profile, mut method, mut params, mut seed) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut round, mut inner, mut time, mut up, mut down, mut vectors) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut experiment, mut profile, mut method, mut params, mut seed) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut round, mut inner, mut time, mut up, mut down, mut vectors) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     let (mut objective, mut kkt, mut sv_err, mut dist, mut point) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (r, t) in rows {
@@ -79,28 +104,78 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
 
 /// One row per run, with the paper's numbers beside ours.
 pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
-    let paper: Vec<Option<&PaperResult>> =
-        records.iter().map(|r| paper_for(exp, &r.key.method, &r.key.label)).collect();
+    let paper: Vec<Option<&PaperResult>> = records
+        .iter()
+        .map(|r| paper_for(exp, &r.key.method, &r.key.label))
+        .collect();
     let last = |f: fn(&RunRecord) -> f64| records.iter().map(f).collect::<Vec<f64>>();
     Ok(DataFrame::new_infer_height(vec![
         str_col("experiment", vec![exp.id.clone(); records.len()]),
         str_col("profile", vec![exp.profile.clone(); records.len()]),
-        str_col("method", records.iter().map(|r| r.key.label.clone()).collect()),
-        str_col("params", records.iter().map(|r| r.key.params.clone()).collect()),
-        Column::new("seed".into(), records.iter().map(|r| r.key.seed).collect::<Vec<u64>>()),
-        Column::new("rounds".into(), records.iter().map(|r| r.rounds).collect::<Vec<u64>>()),
-        Column::new("converged".into(), records.iter().map(|r| r.converged).collect::<Vec<bool>>()),
+        str_col(
+            "method",
+            records.iter().map(|r| r.key.label.clone()).collect(),
+        ),
+        str_col(
+            "params",
+            records.iter().map(|r| r.key.params.clone()).collect(),
+        ),
+        Column::new(
+            "seed".into(),
+            records.iter().map(|r| r.key.seed).collect::<Vec<u64>>(),
+        ),
+        Column::new(
+            "rounds".into(),
+            records.iter().map(|r| r.rounds).collect::<Vec<u64>>(),
+        ),
+        Column::new(
+            "converged".into(),
+            records.iter().map(|r| r.converged).collect::<Vec<bool>>(),
+        ),
         f64_col("time_s", last(|r| r.last().time_s)),
-        Column::new("bytes_up".into(), records.iter().map(|r| r.last().bytes_up).collect::<Vec<u64>>()),
-        Column::new("bytes_down".into(), records.iter().map(|r| r.last().bytes_down).collect::<Vec<u64>>()),
+        Column::new(
+            "bytes_up".into(),
+            records
+                .iter()
+                .map(|r| r.last().bytes_up)
+                .collect::<Vec<u64>>(),
+        ),
+        Column::new(
+            "bytes_down".into(),
+            records
+                .iter()
+                .map(|r| r.last().bytes_down)
+                .collect::<Vec<u64>>(),
+        ),
         f64_col("kkt", last(|r| r.last().kkt)),
         f64_col("sv_err", last(|r| r.last().sv_err)),
-        Column::new("paper_rounds".into(), paper.iter().map(|p| p.and_then(|p| p.rounds)).collect::<Vec<Option<u64>>>()),
-        opt_f64_col("paper_sv_err", paper.iter().map(|p| p.and_then(|p| p.sv_err)).collect()),
+        Column::new(
+            "paper_rounds".into(),
+            paper
+                .iter()
+                .map(|p| p.and_then(|p| p.rounds))
+                .collect::<Vec<Option<u64>>>(),
+        ),
+        opt_f64_col(
+            "paper_sv_err",
+            paper.iter().map(|p| p.and_then(|p| p.sv_err)).collect(),
+        ),
         f64_col("subspace_dist", last(|r| r.last().subspace_dist)),
-        Column::new("vectors".into(), records.iter().map(|r| r.last().vectors).collect::<Vec<u64>>()),
-        str_col("stop_reason", records.iter().map(|r| r.stop_reason.clone()).collect()),
-        str_col("point", records.iter().map(|r| r.key.point.clone()).collect()),
+        Column::new(
+            "vectors".into(),
+            records
+                .iter()
+                .map(|r| r.last().vectors)
+                .collect::<Vec<u64>>(),
+        ),
+        str_col(
+            "stop_reason",
+            records.iter().map(|r| r.stop_reason.clone()).collect(),
+        ),
+        str_col(
+            "point",
+            records.iter().map(|r| r.key.point.clone()).collect(),
+        ),
     ])?)
 }
 

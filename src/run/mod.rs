@@ -48,11 +48,16 @@ pub struct Outcome {
 
 /// Results folder of an experiment: `<root>/<paper>/<id>/<profile>`.
 pub fn results_dir(exp: &Experiment, opts: &Options) -> PathBuf {
-    opts.results_root.join(&exp.paper).join(&exp.id).join(&exp.profile)
+    opts.results_root
+        .join(&exp.paper)
+        .join(&exp.id)
+        .join(&exp.profile)
 }
 
 fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Methods selected by the `--method` filter, split into runnable and planned ones.
@@ -60,16 +65,26 @@ fn select_methods(exp: &Experiment, opts: &Options) -> (Vec<MethodSpec>, Vec<Met
     let wanted = |m: &MethodSpec| {
         opts.methods.is_empty() || opts.methods.iter().any(|w| *w == m.name || *w == m.label)
     };
-    exp.methods.iter().filter(|m| wanted(m)).cloned().partition(|m| {
-        registry::lookup(&m.name).is_some_and(|e| e.status == registry::Status::Ready)
-    })
+    exp.methods
+        .iter()
+        .filter(|m| wanted(m))
+        .cloned()
+        .partition(|m| {
+            registry::lookup(&m.name).is_some_and(|e| e.status == registry::Status::Ready)
+        })
 }
 
 /// Seeds of the repeats: the base seed, then seeds derived from it.
 fn run_seeds(exp: &Experiment, opts: &Options) -> Vec<u64> {
     let base = opts.seed.unwrap_or(exp.seed);
     (0..exp.repeats)
-        .map(|r| if r == 0 { base } else { seed::derive(base, &["repeat", &r.to_string()]) })
+        .map(|r| {
+            if r == 0 {
+                base
+            } else {
+                seed::derive(base, &["repeat", &r.to_string()])
+            }
+        })
         .collect()
 }
 
@@ -85,9 +100,8 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
     let cache = MatrixCache::new(&opts.cache_dir);
     let (methods, planned) = select_methods(exp, opts);
     for m in &methods {
-        registry::check(&m.name, &m.params).map_err(|e| {
-            exp.error_at(&format!("methods[{}].params.{}", m.index, e.key), e.msg)
-        })?;
+        registry::check(&m.name, &m.params)
+            .map_err(|e| exp.error_at(&format!("methods[{}].params.{}", m.index, e.key), e.msg))?;
     }
     let seeds = run_seeds(exp, opts);
     let total = (exp.points.len() * seeds.len() * methods.len()) as u64;
@@ -109,8 +123,10 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                 })
                 .collect();
             // Resume: runs already stored are loaded, and the data is built only if needed.
-            let stored: Vec<Option<RunRecord>> =
-                keys.iter().map(|(k, _)| if opts.force { None } else { store.load(k) }).collect();
+            let stored: Vec<Option<RunRecord>> = keys
+                .iter()
+                .map(|(k, _)| if opts.force { None } else { store.load(k) })
+                .collect();
             if stored.iter().all(Option::is_some) {
                 runs_bar.inc(keys.len() as u64);
                 records.extend(stored.into_iter().flatten());
@@ -143,7 +159,14 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
         }
     }
     runs_bar.finish_and_clear();
-    Ok(Outcome { dir, records, planned, started_unix, finished_unix: unix_now(), threads: opts.threads })
+    Ok(Outcome {
+        dir,
+        records,
+        planned,
+        started_unix,
+        finished_unix: unix_now(),
+        threads: opts.threads,
+    })
 }
 
 /// "faps (inner=fixed;inner_steps=5)" or "ssi".
@@ -166,14 +189,23 @@ pub struct Instance {
 
 fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
     match spec.spectrum {
-        Spectrum::Geometric => synthetic::Spectrum::Geometric { xi: spec.xi.expect("validated") },
-        Spectrum::Arithmetic => synthetic::Spectrum::Arithmetic { kappa: spec.kappa.expect("validated") },
+        Spectrum::Geometric => synthetic::Spectrum::Geometric {
+            xi: spec.xi.expect("validated"),
+        },
+        Spectrum::Arithmetic => synthetic::Spectrum::Arithmetic {
+            kappa: spec.kappa.expect("validated"),
+        },
     }
 }
 
 impl Instance {
     /// Build (or load from the cache) the data and reference of `point` for `run_seed`.
-    pub fn build(point: &Point, run_seed: u64, cache: &MatrixCache, progress: &Progress) -> Result<Self> {
+    pub fn build(
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        progress: &Progress,
+    ) -> Result<Self> {
         let spec = &point.data;
         let key = spec.cache_key();
         let data_seed = seed::derive(run_seed, &["data", &key]);
@@ -182,13 +214,28 @@ impl Instance {
         let a = cache.get_or_build("svd", &full_key, || {
             synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
         })?;
-        task.set_message(format!("reference for {key}: Gram matrix and dsyevd (cached)"));
+        task.set_message(format!(
+            "reference for {key}: Gram matrix and dsyevd (cached)"
+        ));
         let g = cache.get_or_build("gram", &format!("{full_key}-gram"), || Ok(gram(a.view())))?;
         let reference = Reference::from_gram(g).context("exact reference solution")?;
         task.finish_and_clear();
         let p = point.problem.p;
-        let z0 = orth(uniform_matrix(spec.n, p, &mut seed::rng(run_seed, &["z0", &key, &p.to_string()])).view());
-        Ok(Self { point: point.clone(), a, reference, z0, seed: run_seed })
+        let z0 = orth(
+            uniform_matrix(
+                spec.n,
+                p,
+                &mut seed::rng(run_seed, &["z0", &key, &p.to_string()]),
+            )
+            .view(),
+        );
+        Ok(Self {
+            point: point.clone(),
+            a,
+            reference,
+            z0,
+            seed: run_seed,
+        })
     }
 }
 
@@ -246,7 +293,13 @@ pub fn run_one(
     })
 }
 
-fn row(round: u64, inner: f64, seconds: f64, method: &dyn Method, m: crate::problem::subspace::Metrics) -> TraceRow {
+fn row(
+    round: u64,
+    inner: f64,
+    seconds: f64,
+    method: &dyn Method,
+    m: crate::problem::subspace::Metrics,
+) -> TraceRow {
     let c = method.counters();
     TraceRow {
         round,

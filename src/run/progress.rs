@@ -19,17 +19,26 @@ impl Default for Progress {
 impl Progress {
     pub fn new() -> Self {
         let tty = std::io::stderr().is_terminal();
-        let target = if tty { ProgressDrawTarget::stderr_with_hz(8) } else { ProgressDrawTarget::hidden() };
-        Self { multi: MultiProgress::with_draw_target(target), tty }
+        let target = if tty {
+            ProgressDrawTarget::stderr_with_hz(8)
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        Self {
+            multi: MultiProgress::with_draw_target(target),
+            tty,
+        }
     }
 
     /// A bar over the runs of an experiment (or the experiments of a reproduce).
     pub fn runs(&self, len: u64, what: &str) -> ProgressBar {
         let bar = self.multi.add(ProgressBar::new(len));
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>12.bold} [{bar:30.cyan/blue}] {pos}/{len} {msg} (ETA {eta})")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:>12.bold} [{bar:30.cyan/blue}] {pos}/{len} {msg} (ETA {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         bar.set_prefix(what.to_string());
         bar
@@ -39,8 +48,10 @@ impl Progress {
     pub fn rounds(&self, max: u64, what: &str) -> ProgressBar {
         let bar = self.multi.add(ProgressBar::new(max));
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>12} {spinner} round {pos}/{len} {msg} [{elapsed_precise}, ETA {eta}]")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "{prefix:>12} {spinner} round {pos}/{len} {msg} [{elapsed_precise}, ETA {eta}]",
+            )
+            .expect("valid template"),
         );
         bar.set_prefix(what.to_string());
         bar.enable_steady_tick(Duration::from_millis(250));

@@ -37,9 +37,18 @@ pub struct RunKey {
 impl RunKey {
     /// File-name-safe, unique within the experiment.
     pub fn file_stem(&self) -> String {
-        let raw = format!("{}__{}__{}__{}", self.point, self.method, self.params, self.seed);
+        let raw = format!(
+            "{}__{}__{}__{}",
+            self.point, self.method, self.params, self.seed
+        );
         raw.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "-_.=".contains(c) { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.=".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect()
     }
 }
@@ -60,7 +69,9 @@ pub struct RunRecord {
 
 impl RunRecord {
     pub fn last(&self) -> &TraceRow {
-        self.trace.last().expect("a run has at least its round-0 row")
+        self.trace
+            .last()
+            .expect("a run has at least its round-0 row")
     }
 }
 
@@ -71,7 +82,9 @@ pub struct RunStore {
 
 impl RunStore {
     pub fn new(results_dir: &Path) -> Self {
-        Self { dir: results_dir.join("runs") }
+        Self {
+            dir: results_dir.join("runs"),
+        }
     }
     fn path(&self, key: &RunKey) -> PathBuf {
         self.dir.join(format!("{}.json", key.file_stem()))

@@ -35,12 +35,21 @@ pub struct StopRule<'a> {
 
 impl<'a> StopRule<'a> {
     pub fn new(spec: &'a StopSpec) -> Self {
-        Self { spec, last_objective: None }
+        Self {
+            spec,
+            last_objective: None,
+        }
     }
 
     /// Decide after `round` rounds. `objective` is what the method learned in-protocol this
     /// round; `kkt` is the observer's metric; `seconds` the method's cumulative time.
-    pub fn check(&mut self, round: usize, objective: Option<f64>, kkt: f64, seconds: f64) -> Option<StopReason> {
+    pub fn check(
+        &mut self,
+        round: usize,
+        objective: Option<f64>,
+        kkt: f64,
+        seconds: f64,
+    ) -> Option<StopReason> {
         let prev = std::mem::replace(&mut self.last_objective, objective);
         if let (Some(tol), Some(f), Some(f_prev)) = (self.spec.objective_tol, objective, prev) {
             if (f - f_prev).abs() <= tol * f.abs() {

@@ -42,6 +42,10 @@ label = "FAPS"
 name = "localpower"
 label = "LocalPower"
 
+[[methods]]
+name = "cedre"
+label = "CEDRE"
+
 [[plots]]
 file = "convergence_kkt"
 x = "rounds"

@@ -106,3 +106,60 @@ fn faps_accounting_counts_its_scalar() {
     assert_eq!(c.bytes_up, 8 * k * d * (n * p + 1));
     assert_eq!(c.bytes_down, 8 * k * n * p);
 }
+
+#[test]
+fn localpower_with_q_one_is_exactly_ssi() {
+    use dpca_bench::methods::localpower::{LocalPower, Params as LpParams};
+    let s = small(40, 500, 3, 1.2, 6);
+    let mut ssi = Ssi::new(setup(&s, 4));
+    let mut lp = LocalPower::new(
+        setup(&s, 4),
+        LpParams {
+            q0: 1,
+            ..LpParams::default()
+        },
+    );
+    for k in 0..30 {
+        let (a, b) = (ssi.step().unwrap(), lp.step().unwrap());
+        assert_eq!(ssi.estimate(), lp.estimate(), "iterate {k}");
+        assert_eq!(a.objective, b.objective, "objective {k}");
+    }
+    assert_eq!(ssi.counters().bytes_up, lp.counters().bytes_up);
+}
+
+#[test]
+fn localpower_subspace_matches_lapack_for_every_alignment() {
+    use dpca_bench::methods::localpower::{Align, LocalPower, Params as LpParams};
+    let s = small(60, 600, 4, 1.5, 7);
+    for align in [Align::Procrustes, Align::Sign, Align::None] {
+        let mut m = LocalPower::new(
+            setup(&s, 5),
+            LpParams {
+                align,
+                ..LpParams::default()
+            },
+        );
+        let met = run(&mut m, &s, 500);
+        assert!(
+            met.subspace_dist <= 1e-8,
+            "LocalPower {align:?} ‖sinΘ‖ = {:e}",
+            met.subspace_dist
+        );
+    }
+}
+
+#[test]
+fn localpower_uploads_its_basis_only_while_q_exceeds_one() {
+    use dpca_bench::methods::localpower::{LocalPower, Params as LpParams};
+    // q = 8, 4, 2, 1, 1: three aligned rounds send [Y_i | Z_i] and a scalar, then plain Y_i.
+    let (n, p, d) = (30u64, 2u64, 3u64);
+    let s = small(30, 300, 2, 1.3, 8);
+    let mut m = LocalPower::new(setup(&s, 3), LpParams::default());
+    for _ in 0..5 {
+        m.step().unwrap();
+    }
+    let aligned = 3 * d * 8 * (2 * n * p + 1);
+    let plain = 2 * d * 8 * n * p;
+    assert_eq!(m.counters().bytes_up, aligned + plain);
+    assert_eq!(m.counters().bytes_down, 5 * 8 * n * p);
+}

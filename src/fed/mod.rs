@@ -85,6 +85,25 @@ impl<C: Send> Federation<C> {
         msg: ArrayView2<f64>,
         f: impl Fn(&mut C, ArrayView2<f64>) -> Upload + Sync + Send,
     ) -> Reduced {
+        let uploads = self.gather(msg, f);
+        let mut sum = uploads[0].matrix.clone();
+        for u in &uploads[1..] {
+            sum += &u.matrix;
+        }
+        let k = uploads[0].scalars.len();
+        let scalar_sums = (0..k)
+            .map(|j| uploads.iter().map(|u| u.scalars[j]).sum())
+            .collect();
+        Reduced { sum, scalar_sums }
+    }
+
+    /// One communication round in which the server receives every client's upload separately
+    /// (in client order), for methods that treat clients' messages differently before summing.
+    pub fn gather(
+        &mut self,
+        msg: ArrayView2<f64>,
+        f: impl Fn(&mut C, ArrayView2<f64>) -> Upload + Sync + Send,
+    ) -> Vec<Upload> {
         self.counters
             .broadcast(msg.len() as u64 * 8, self.vectors(msg.len()));
         let uploads: Vec<Upload> = self.clients.par_iter_mut().map(|c| f(c, msg)).collect();
@@ -96,15 +115,7 @@ impl<C: Send> Federation<C> {
         if let Some(t) = &mut self.transcript {
             t.record(msg, &uploads);
         }
-        let mut sum = uploads[0].matrix.clone();
-        for u in &uploads[1..] {
-            sum += &u.matrix;
-        }
-        let k = uploads[0].scalars.len();
-        let scalar_sums = (0..k)
-            .map(|j| uploads.iter().map(|u| u.scalars[j]).sum())
-            .collect();
-        Reduced { sum, scalar_sums }
+        uploads
     }
 
     /// Number of n-dimensional vectors in a message of `len` numbers.

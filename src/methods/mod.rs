@@ -4,6 +4,7 @@
 //! talks to them only through it. One [`Method::step`] is one outer iteration.
 
 pub mod faps;
+pub mod localpower;
 pub mod registry;
 pub mod ssi;
 

@@ -1,6 +1,6 @@
 //! Method names → builders. A new method is a new file plus one entry here.
 
-use super::{faps, ssi, Method, Setup};
+use super::{faps, localpower, ssi, Method, Setup};
 use serde::de::DeserializeOwned;
 
 /// Whether a method can run yet.
@@ -30,8 +30,28 @@ pub const METHODS: &[Entry] = &[
     },
     Entry {
         name: "localpower",
-        about: "LocalPower (Li, Wang, Chen, Zhang, ICML 2021)",
-        status: Status::Planned("not implemented yet (tracked in the FAPS-completion issue)"),
+        about: "LocalPower (Li, Wang, Chen, Zhang, ICML 2021), Procrustes-aligned, decaying q",
+        status: Status::Ready,
+    },
+    Entry {
+        name: "cedre",
+        about: "CEDRE (Huang, Pan, ICML 2020), leading eigenvector",
+        status: Status::Planned("not implemented yet (CEDRE paper issue)"),
+    },
+    Entry {
+        name: "dssal1",
+        about: "DSSAL1 (Wang, Liu, Zhang, COAP 2023), sparse PCA",
+        status: Status::Planned("not implemented yet (DSSAL1 paper issue)"),
+    },
+    Entry {
+        name: "fsspca",
+        about: "FSSPCA (Ciou, Chen, Tseng, Lee), federated sparse PCA",
+        status: Status::Planned("not implemented yet (sparse-PCA paper issue)"),
+    },
+    Entry {
+        name: "dcfpca",
+        about: "DCF-PCA (Chu), distributed robust PCA",
+        status: Status::Planned("not implemented yet (robust-PCA paper issue)"),
     },
 ];
 
@@ -62,10 +82,21 @@ fn faps_params(params: &toml::Table) -> Result<faps::Params, ParamError> {
     Ok(p)
 }
 
+fn localpower_params(params: &toml::Table) -> Result<localpower::Params, ParamError> {
+    let p: localpower::Params = parse(params)?;
+    p.check().map_err(|(key, msg)| ParamError {
+        key: key.into(),
+        msg,
+    })?;
+    Ok(p)
+}
+
 /// Check a method's name and parameters before any data is built.
 pub fn check(name: &str, params: &toml::Table) -> Result<(), ParamError> {
     match name {
-        "ssi" | "localpower" => no_params(params),
+        "ssi" => no_params(params),
+        name if lookup(name).is_some_and(|e| e.status != Status::Ready) => no_params(params),
+        "localpower" => localpower_params(params).map(|_| ()),
         "faps" => faps_params(params).map(|_| ()),
         _ => Err(ParamError {
             key: "name".into(),
@@ -101,6 +132,10 @@ pub fn build<'a>(
     Ok(match name {
         "ssi" => Box::new(ssi::Ssi::new(setup)),
         "faps" => Box::new(faps::Faps::new(setup, faps_params(params).map_err(err)?)),
+        "localpower" => Box::new(localpower::LocalPower::new(
+            setup,
+            localpower_params(params).map_err(err)?,
+        )),
         other => anyhow::bail!(
             "method `{other}` cannot be built: {:?}",
             lookup(other).map(|e| e.status)

@@ -4,6 +4,7 @@
 //! ([`fed`]) → method ([`methods`]) → run loop and observer ([`run`]) with metrics against an
 //! exact reference ([`problem`]) → CSV, figures and report ([`report`]).
 
+pub mod attack;
 pub mod data;
 pub mod fed;
 pub mod linalg;

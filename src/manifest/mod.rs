@@ -21,8 +21,8 @@ use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
 pub use schema::{
-    DataSpec, Generator, PaperResult, PartitionSpec, PlotSpec, ProblemSpec, Scheme, Spectrum,
-    StopSpec, XAxis, YMetric,
+    AttackSpec, DataSpec, Generator, PaperResult, PartitionSpec, PlotSpec, ProblemSpec, Scheme,
+    Spectrum, StopSpec, XAxis, YMetric,
 };
 
 /// A manifest loaded with one profile, ready to run.
@@ -47,6 +47,7 @@ pub struct Experiment {
     pub stop: StopSpec,
     pub plots: Vec<PlotSpec>,
     pub paper_results: Vec<PaperResult>,
+    pub attack: Option<AttackSpec>,
     /// Kept to locate lines for errors found later (e.g. by the method registry).
     #[serde(skip)]
     source: Source,
@@ -267,6 +268,7 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         stop: raw.stop,
         plots: raw.plots,
         paper_results: raw.paper_results,
+        attack: raw.attack,
         source: Source(text),
     })
 }

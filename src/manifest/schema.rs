@@ -30,6 +30,9 @@ pub(crate) struct RawManifest {
     pub plots: Vec<PlotSpec>,
     #[serde(default)]
     pub paper_results: Vec<PaperResult>,
+    /// Run the data-leakage attack on one client's transcript (FAPS fig. 1).
+    #[serde(default)]
+    pub attack: Option<AttackSpec>,
     /// Dotted key path → list of values; checked and expanded in merge.rs.
     #[serde(default)]
     pub sweep: toml::Table,
@@ -188,6 +191,8 @@ pub enum YMetric {
     SvErr,
     SubspaceDist,
     Objective,
+    /// Relative error of the leakage attack's reconstruction of A_1A_1ᵀ.
+    LeakErr,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,6 +206,18 @@ pub struct PlotSpec {
     pub log_y: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+}
+
+/// The server-side leakage attack of FAPS §3.5 / fig. 1, computed after each run (untimed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttackSpec {
+    /// The attacked client, 1-based (the paper attacks client 1).
+    #[serde(default = "one")]
+    pub client: usize,
+    /// Evaluate the attack for at most this many rounds (its cost grows with the round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rounds: Option<usize>,
 }
 
 /// What the paper reports for one method, in our units, printed beside our numbers.
@@ -240,4 +257,4 @@ names!(Generator { Svd => "svd" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
 names!(Scheme { Even => "even", Uneven => "uneven" });
 names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", Bytes => "bytes" });
-names!(YMetric { Kkt => "kkt", SvErr => "sv_err", SubspaceDist => "subspace_dist", Objective => "objective" });
+names!(YMetric { Kkt => "kkt", SvErr => "sv_err", SubspaceDist => "subspace_dist", Objective => "objective", LeakErr => "leak_err" });

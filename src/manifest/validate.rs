@@ -52,6 +52,17 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
         }
     }
 
+    if let Some(a) = &raw.attack {
+        if a.client == 0 {
+            return Err(loc.error("attack.client", "client = 0: clients are numbered from 1"));
+        }
+        if a.max_rounds == Some(0) {
+            return Err(loc.error(
+                "attack.max_rounds",
+                "max_rounds = 0: must be >= 1 (omit for all rounds)",
+            ));
+        }
+    }
     if raw.methods.is_empty() {
         return Err(loc.error(
             "methods",

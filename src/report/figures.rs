@@ -22,6 +22,7 @@ fn y_of(metric: YMetric, t: &TraceRow) -> f64 {
         YMetric::SvErr => t.sv_err,
         YMetric::SubspaceDist => t.subspace_dist,
         YMetric::Objective => t.objective,
+        YMetric::LeakErr => t.leak_err.unwrap_or(f64::NAN),
     }
 }
 
@@ -40,6 +41,7 @@ pub fn y_label(metric: YMetric) -> &'static str {
         YMetric::SvErr => "relative singular-value error",
         YMetric::SubspaceDist => "subspace distance ‖sin Θ‖_F",
         YMetric::Objective => "objective ‖AᵀZ‖²_F",
+        YMetric::LeakErr => "attack error ‖Φ − A₁A₁ᵀ‖_F / ‖A₁A₁ᵀ‖_F",
     }
 }
 

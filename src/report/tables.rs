@@ -62,8 +62,14 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
         Vec::new(),
         Vec::new(),
     );
-    let (mut objective, mut kkt, mut sv_err, mut dist, mut point) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut objective, mut kkt, mut sv_err, mut dist, mut point, mut leak) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for (r, t) in rows {
         experiment.push(exp.id.clone());
         profile.push(exp.profile.clone());
@@ -81,6 +87,7 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
         sv_err.push(t.sv_err);
         dist.push(t.subspace_dist);
         point.push(r.key.point.clone());
+        leak.push(t.leak_err);
     }
     Ok(DataFrame::new_infer_height(vec![
         str_col("experiment", experiment),
@@ -99,6 +106,7 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
         f64_col("sv_err", sv_err),
         f64_col("subspace_dist", dist),
         str_col("point", point),
+        opt_f64_col("leak_err", leak),
     ])?)
 }
 

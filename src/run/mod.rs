@@ -9,9 +9,10 @@ pub use progress::Progress;
 pub use record::{RunKey, RunRecord, RunStore, TraceRow};
 pub use stop::{StopReason, StopRule};
 
+use crate::attack;
 use crate::data::{cache::MatrixCache, partition::split_columns, synthetic, uniform_matrix};
 use crate::linalg::orth;
-use crate::manifest::{DataSpec, Experiment, MethodSpec, Point, Spectrum};
+use crate::manifest::{AttackSpec, DataSpec, Experiment, MethodSpec, Point, Spectrum};
 use crate::methods::{registry, Method, Setup};
 use crate::problem::subspace::{gram, Reference};
 use crate::seed;
@@ -33,6 +34,8 @@ pub struct Options {
     pub seed: Option<u64>,
     /// Worker threads for client-parallel work.
     pub threads: usize,
+    /// Run the leakage attack even if the manifest does not ask for it (`dpca attack`).
+    pub attack: Option<AttackSpec>,
 }
 
 /// The stored and new runs of one experiment, in manifest order.
@@ -103,6 +106,20 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
         registry::check(&m.name, &m.params)
             .map_err(|e| exp.error_at(&format!("methods[{}].params.{}", m.index, e.key), e.msg))?;
     }
+    let attack = opts.attack.clone().or_else(|| exp.attack.clone());
+    if let Some(a) = &attack {
+        if let Some(pt) = exp.points.iter().find(|pt| a.client > pt.partition.clients) {
+            return Err(exp
+                .error_at(
+                    "attack.client",
+                    format!(
+                        "client {} does not exist: {} clients",
+                        a.client, pt.partition.clients
+                    ),
+                )
+                .into());
+        }
+    }
     let seeds = run_seeds(exp, opts);
     let total = (exp.points.len() * seeds.len() * methods.len()) as u64;
     let runs_bar = progress.runs(total, &exp.id);
@@ -137,7 +154,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                 let rec = match old {
                     Some(rec) => rec,
                     None => {
-                        let rec = run_one(exp, &inst, m, key, opts, progress)?;
+                        let rec = run_one(exp, &inst, m, key, attack.as_ref(), opts, progress)?;
                         store.save(&rec)?;
                         progress.log(format!(
                             "{} {}: {} {} rounds, kkt {:.2e}, sv_err {:.2e}, {:.2} s ({})",
@@ -245,16 +262,19 @@ pub fn run_one(
     inst: &Instance,
     m: &MethodSpec,
     key: RunKey,
+    attack: Option<&AttackSpec>,
     opts: &Options,
     progress: &Progress,
 ) -> Result<RunRecord> {
     let sizes = inst.point.partition.client_sizes(inst.a.ncols());
+    let blocks = split_columns(inst.a.view(), &sizes);
+    let attacked = attack.map(|a| a.client - 1);
     let setup = Setup {
-        blocks: split_columns(inst.a.view(), &sizes),
+        blocks: blocks.clone(),
         p: inst.point.problem.p,
         z0: inst.z0.clone(),
         seed: seed::derive(inst.seed, &["method", &m.name, &inst.point.label]),
-        watch: None,
+        watch: attacked.map(|c| vec![c]),
     };
     let mut method = registry::build(&m.name, &m.params, setup)?;
     let bar = progress.rounds(exp.stop.max_rounds as u64, &describe(&key));
@@ -281,6 +301,18 @@ pub fn run_one(
         }
     };
     bar.finish_and_clear();
+    // The attack reads the transcript after the run: untimed, like every metric.
+    if let (Some(a), Some(c), Some(t)) = (attack, attacked, method.transcript()) {
+        let pairs = attack::pairs(t, c);
+        let max = a.max_rounds.unwrap_or(usize::MAX);
+        for (row, err) in trace
+            .iter_mut()
+            .skip(1)
+            .zip(attack::leakage_errors(blocks[c], &pairs, max)?)
+        {
+            row.leak_err = Some(err);
+        }
+    }
     Ok(RunRecord {
         key,
         rounds: method.counters().rounds,
@@ -312,5 +344,6 @@ fn row(
         kkt: m.kkt,
         sv_err: m.sv_err,
         subspace_dist: m.subspace_dist,
+        leak_err: None,
     }
 }

@@ -22,6 +22,9 @@ pub struct TraceRow {
     pub kkt: f64,
     pub sv_err: f64,
     pub subspace_dist: f64,
+    /// Relative error of the leakage attack after this round (when the manifest asks for it).
+    #[serde(default)]
+    pub leak_err: Option<f64>,
 }
 
 /// Identity of a run within an experiment.
@@ -68,6 +71,23 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Whether the leakage attack was evaluated on this run.
+    pub fn has_attack(&self) -> bool {
+        self.trace.iter().any(|t| t.leak_err.is_some())
+    }
+
+    /// First round at which `value` is at or below `target`.
+    pub fn first_round_below(
+        &self,
+        value: impl Fn(&TraceRow) -> Option<f64>,
+        target: f64,
+    ) -> Option<u64> {
+        self.trace
+            .iter()
+            .find(|t| value(t).is_some_and(|v| v <= target))
+            .map(|t| t.round)
+    }
+
     pub fn last(&self) -> &TraceRow {
         self.trace
             .last()

@@ -18,6 +18,8 @@ PROFILE ?= paper
 CARGO_TARGET_DIR ?= $(HOME)/.cache/dpca-bench/target
 # Extra arguments: `make test ARGS='manifest::'`, `make bench ARGS='--save-baseline main'`.
 ARGS ?=
+# Criterion benches to run: every benches/*.rs unless named (`make bench BENCH=rounds`).
+BENCH ?= $(basename $(notdir $(wildcard benches/*.rs)))
 MKL_VERSION ?= 2026.2.0
 MKL_DIR := $(CURDIR)/.deps/mkl
 
@@ -94,8 +96,8 @@ reproduce: build ## run every manifest under experiments/ with PROFILE (default 
 quick: ## reproduce with PROFILE=quick (minutes on 2 cores)
 	@$(MAKE) reproduce PROFILE=quick
 
-bench: deps mkl-fresh ## criterion benchmark `rounds`
-	$(CARGO_RUN) bench $(FEATURES) --bench rounds $(if $(ARGS),-- $(ARGS))
+bench: deps mkl-fresh ## criterion benches (BENCH=rounds for one)
+	$(CARGO_RUN) bench $(FEATURES) $(addprefix --bench ,$(BENCH)) $(if $(ARGS),-- $(ARGS))
 
 fmt: ## cargo fmt (rewrite)
 	$(CARGO) fmt --all

@@ -50,6 +50,27 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Run the data-leakage attack on the server's view of client 1 (FAPS fig. 1) for every
+    /// method of a manifest, and report how well the server rebuilds A_1A_1ᵀ.
+    ///
+    /// Takes a manifest or a results folder (results/<paper>/<id>/<profile>, whose run.json
+    /// names its manifest). Runs stored without attack data are re-run with the transcript
+    /// recorded; the error per round lands in trace.csv's `leak_err` column.
+    Attack {
+        /// A manifest (.toml) or a results folder with a run.json.
+        target: PathBuf,
+        /// The attacked client, 1-based.
+        #[arg(long, default_value_t = 1)]
+        client: usize,
+        /// Evaluate the attack for at most this many rounds (its cost grows with the round).
+        #[arg(long)]
+        max_rounds: Option<usize>,
+        /// Report the first round at which the reconstruction error is at or below this.
+        #[arg(long, default_value_t = 1e-5)]
+        target_err: f64,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Run every manifest under the experiments folder that has the chosen profile.
     Reproduce {
         /// Folder searched recursively for *.toml manifests.
@@ -58,6 +79,27 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Real datasets (MNIST, Fashion-MNIST, WDBC, CIFAR, LIBSVM): list, fetch, verify.
+    ///
+    /// Each lives in datasets/raw/<name>/; every file is checked by SHA-256 before it is
+    /// stored or used.
+    Data {
+        #[command(subcommand)]
+        action: DataAction,
+        /// Folder holding one subfolder per dataset.
+        #[arg(long, global = true, default_value = "datasets/raw")]
+        dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum DataAction {
+    /// Every dataset: its sources, size, folder, and whether it is present and verified.
+    List,
+    /// Fetch a dataset (its sources tried in order) and verify it.
+    Fetch { name: String },
+    /// Re-check the SHA-256 of every file of a dataset.
+    Verify { name: String },
 }
 
 #[derive(Args, Clone)]
@@ -96,6 +138,7 @@ impl Common {
             threads: self
                 .threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            attack: None,
         }
     }
 }
@@ -129,6 +172,17 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Attack {
+            target,
+            client,
+            max_rounds,
+            target_err,
+            common,
+        } => {
+            let mut opts = setup(&common)?;
+            opts.attack = Some(manifest::AttackSpec { client, max_rounds });
+            attack(&target, &common.profile, target_err, &opts)
+        }
         Command::Reproduce {
             experiments,
             common,
@@ -136,6 +190,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             let opts = setup(&common)?;
             reproduce(&experiments, &common.profile, &opts)
         }
+        Command::Data { action, dir } => data(action, &dir),
     }
 }
 
@@ -181,23 +236,19 @@ fn manifests_under(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn list(dir: &Path) -> Result<()> {
-    println!(
-        "{:<8} {:<10} {:<22} {:<16} manifest",
-        "paper", "id", "reproduces", "profiles"
-    );
     for path in manifests_under(dir)? {
         match manifest::profile_names(&path).and_then(|profiles| {
             let first = profiles.first().cloned().unwrap_or_default();
             manifest::load(&path, &first).map(|e| (e, profiles))
         }) {
             Ok((e, profiles)) => println!(
-                "{:<8} {:<10} {:<22} {:<16} {}\n         {}",
+                "{}/{}  [{}]  {}\n    {} — reproduces {}",
                 e.paper,
                 e.id,
-                e.reproduces,
-                profiles.join(","),
+                profiles.join(", "),
                 path.display(),
-                e.title
+                e.title,
+                e.reproduces
             ),
             Err(err) => println!("(invalid) {}: {err}", path.display()),
         }
@@ -244,4 +295,84 @@ fn reproduce(dir: &Path, profile: &str, opts: &Options) -> Result<()> {
     } else {
         anyhow::bail!("{} manifest(s) failed: {}", failed.len(), failed.join(", "))
     }
+}
+
+/// The manifest behind `target`: the file itself, or the one named by a results folder's run.json.
+fn manifest_of(target: &Path) -> Result<PathBuf> {
+    if target.is_dir() {
+        let json = target.join("run.json");
+        let text = std::fs::read_to_string(&json).with_context(|| {
+            format!(
+                "{} is not a results folder: no readable run.json",
+                target.display()
+            )
+        })?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not valid JSON", json.display()))?;
+        let path = v["manifest"]["path"]
+            .as_str()
+            .with_context(|| format!("{}: no manifest.path", json.display()))?;
+        Ok(PathBuf::from(path))
+    } else {
+        Ok(target.to_path_buf())
+    }
+}
+
+fn attack(target: &Path, profile: &str, target_err: f64, opts: &Options) -> Result<()> {
+    let path = manifest_of(target)?;
+    let exp = manifest::load(&path, profile)?;
+    let progress = Progress::new();
+    let out = run::run_experiment(&exp, opts, &progress)?;
+    report::write_all(&exp, &out)?;
+    let client = opts.attack.as_ref().map_or(1, |a| a.client);
+    println!(
+        "leakage attack on client {client} ({}, profile {profile}):",
+        exp.id
+    );
+    println!(
+        "{:<12} {:<40} {:>7} {:>16} {:>12}",
+        "point", "method", "rounds", "first ≤ target", "final error"
+    );
+    for r in &out.records {
+        let first = r.first_round_below(|t| t.leak_err, target_err);
+        let last = r.trace.iter().rev().find_map(|t| t.leak_err);
+        println!(
+            "{:<12} {:<40} {:>7} {:>16} {:>12}",
+            r.key.point,
+            run::describe(&r.key),
+            r.rounds,
+            first.map_or("never".into(), |k| format!("round {k}")),
+            last.map_or("—".into(), |e| format!("{e:.2e}")),
+        );
+    }
+    println!(
+        "(target {target_err:e}; per-round errors in {}/trace.csv, column leak_err)",
+        out.dir.display()
+    );
+    Ok(())
+}
+
+fn data(action: DataAction, dir: &Path) -> Result<()> {
+    use dpca_bench::data::{datasets, fetch};
+    match action {
+        DataAction::List => print!("{}", datasets::list_text(dir)),
+        DataAction::Fetch { name } => {
+            let ds = datasets::find(&name)?;
+            fetch::fetch(dir, ds, &|line| eprintln!("{line}"))?;
+        }
+        DataAction::Verify { name } => {
+            let ds = datasets::find(&name)?;
+            // Absence is reported, not an error: nothing is wrong with what is on disk.
+            match fetch::verify(dir, ds)? {
+                Some(f) => println!(
+                    "{}: {} files verified by SHA-256 in {}",
+                    ds.name,
+                    f.names.len(),
+                    f.dir.display()
+                ),
+                None => println!("{}", fetch::absent_message(dir, ds)),
+            }
+        }
+    }
+    Ok(())
 }

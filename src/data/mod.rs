@@ -1,6 +1,9 @@
 //! Data: synthetic generators, the on-disk matrix cache, and client partitions.
 
 pub mod cache;
+pub mod datasets;
+pub mod fetch;
+pub mod loaders;
 pub mod partition;
 pub mod synthetic;
 

@@ -195,17 +195,46 @@ pub enum YMetric {
     LeakErr,
 }
 
+/// What a figure shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlotKind {
+    /// `y` (and `also`) against `x`, one line per run.
+    #[default]
+    Line,
+    /// Per method, the first round at which `y` (and each of `also`) is at or below `target`,
+    /// against the sweep's first coordinate (FAPS fig. 1b).
+    RoundsToTarget,
+    /// Grouped bars: one group per sweep point, one bar per method, height `x` (rounds or
+    /// seconds) of the run (FAPS fig. 2).
+    Bars,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
     /// Output stem: `<file>.svg` / `<file>.png`.
     pub file: String,
+    #[serde(default)]
+    pub kind: PlotKind,
+    /// Line: the x axis. Bars: the bar height (rounds or seconds). Ignored otherwise.
+    #[serde(default = "rounds")]
     pub x: XAxis,
     pub y: YMetric,
+    /// More metrics drawn on the same axes (Line, RoundsToTarget).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<YMetric>,
+    /// RoundsToTarget: the threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
     #[serde(default = "yes")]
     pub log_y: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+}
+
+fn rounds() -> XAxis {
+    XAxis::Rounds
 }
 
 /// The server-side leakage attack of FAPS §3.5 / fig. 1, computed after each run (untimed).
@@ -256,5 +285,6 @@ macro_rules! names {
 names!(Generator { Svd => "svd" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
 names!(Scheme { Even => "even", Uneven => "uneven" });
+names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars" });
 names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", Bytes => "bytes" });
 names!(YMetric { Kkt => "kkt", SvErr => "sv_err", SubspaceDist => "subspace_dist", Objective => "objective", LeakErr => "leak_err" });

@@ -88,6 +88,14 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
 
     let mut stems = HashSet::new();
     for (i, plot) in raw.plots.iter().enumerate() {
+        if plot.kind == super::schema::PlotKind::RoundsToTarget
+            && !plot.target.is_some_and(|t| t.is_finite() && t > 0.0)
+        {
+            return Err(loc.error(
+                &format!("plots[{i}].target"),
+                "kind = \"rounds_to_target\" needs target = a threshold > 0 (e.g. 1e-5)",
+            ));
+        }
         let key = format!("plots[{i}].file");
         if plot.file.is_empty() || plot.file.contains(['/', '\\']) || plot.file.starts_with('.') {
             return Err(loc.error(

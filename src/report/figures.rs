@@ -1,8 +1,8 @@
 //! Convergence figures from the manifest's `[[plots]]`, with the paper's values as markers.
 
-use super::plot::{render, LinePlot, Marker, Series};
+use super::plot::{render, render_bars, BarPlot, LinePlot, Marker, Series};
 use super::tables::paper_for;
-use crate::manifest::{Experiment, PlotSpec, XAxis, YMetric};
+use crate::manifest::{Experiment, PlotKind, PlotSpec, XAxis, YMetric};
 use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -64,48 +64,175 @@ fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marke
     })
 }
 
-/// Render every plot of the manifest into `dir`; returns the stems written.
-pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    let multi_point = exp.points.len() > 1;
-    for spec in &exp.plots {
-        let series = records
-            .iter()
-            .map(|r| Series {
-                label: if multi_point {
-                    format!("{} {}", describe(&r.key), r.key.point)
-                } else {
-                    describe(&r.key)
-                },
+fn short(metric: YMetric) -> &'static str {
+    match metric {
+        YMetric::Kkt => "KKT",
+        YMetric::SvErr => "sv error",
+        YMetric::SubspaceDist => "sin Θ",
+        YMetric::Objective => "objective",
+        YMetric::LeakErr => "attack error",
+    }
+}
+
+fn title(exp: &Experiment, spec: &PlotSpec) -> String {
+    spec.title
+        .clone()
+        .unwrap_or_else(|| format!("{} [{} profile]", exp.title, exp.profile))
+}
+
+/// The metrics a plot draws: `y`, then `also`.
+fn metrics(spec: &PlotSpec) -> Vec<YMetric> {
+    std::iter::once(spec.y)
+        .chain(spec.also.iter().copied())
+        .collect()
+}
+
+fn label(exp: &Experiment, r: &RunRecord, metric: Option<YMetric>) -> String {
+    let mut l = describe(&r.key);
+    if exp.points.len() > 1 {
+        l = format!("{l} {}", r.key.point);
+    }
+    match metric {
+        Some(m) => format!("{l} — {}", short(m)),
+        None => l,
+    }
+}
+
+fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
+    let ms = metrics(spec);
+    let many = ms.len() > 1;
+    let series = ms
+        .iter()
+        .flat_map(|&m| {
+            records.iter().map(move |r| Series {
+                label: label(exp, r, many.then_some(m)),
                 points: r
                     .trace
                     .iter()
-                    .map(|t| (x_of(spec.x, t), y_of(spec.y, t)))
+                    .map(|t| (x_of(spec.x, t), y_of(m, t)))
                     .collect(),
             })
-            .collect();
-        let mut markers: Vec<Marker> = Vec::new();
-        for r in records {
-            if let Some(mk) = paper_value(exp, r, spec) {
-                if !markers.iter().any(|m| m.label == mk.label) {
-                    markers.push(mk);
-                }
+        })
+        .collect();
+    let mut markers: Vec<Marker> = Vec::new();
+    for r in records {
+        if let Some(mk) = paper_value(exp, r, spec) {
+            if !markers.iter().any(|m| m.label == mk.label) {
+                markers.push(mk);
             }
         }
-        let plot = LinePlot {
-            title: spec
-                .title
-                .clone()
-                .unwrap_or_else(|| format!("{} [{} profile]", exp.title, exp.profile)),
-            x_label: x_label(spec.x).into(),
-            y_label: y_label(spec.y).into(),
-            log_y: spec.log_y,
-            log_x: false,
-            series,
-            markers,
+    }
+    LinePlot {
+        title: title(exp, spec),
+        x_label: x_label(spec.x).into(),
+        y_label: if many {
+            "value (log scale)".into()
+        } else {
+            y_label(spec.y).into()
+        },
+        log_y: spec.log_y,
+        log_x: false,
+        series,
+        markers,
+    }
+}
+
+/// The first sweep coordinate of a point as a number (the x of a rounds-to-target plot).
+fn coordinate(exp: &Experiment, point: &str) -> Option<f64> {
+    let p = exp.points.iter().find(|p| p.label == point)?;
+    match p.coords.first()?.1 {
+        toml::Value::Integer(i) => Some(i as f64),
+        toml::Value::Float(f) => Some(f),
+        _ => None,
+    }
+}
+
+fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
+    let target = spec
+        .target
+        .expect("validated: rounds_to_target has a target");
+    let mut series: Vec<Series> = Vec::new();
+    for m in metrics(spec) {
+        for r in records {
+            let name = format!("{} — {}", describe(&r.key), short(m));
+            let x = coordinate(exp, &r.key.point).unwrap_or(f64::NAN);
+            let y = r
+                .first_round_below(|t| Some(y_of(m, t)).filter(|v| v.is_finite()), target)
+                .map_or(f64::NAN, |k| k as f64);
+            match series.iter_mut().find(|s| s.label == name) {
+                Some(s) => s.points.push((x, y)),
+                None => series.push(Series {
+                    label: name,
+                    points: vec![(x, y)],
+                }),
+            }
+        }
+    }
+    let axis = exp
+        .points
+        .first()
+        .and_then(|p| p.coords.first())
+        .map_or("sweep point".into(), |c| c.0.clone());
+    LinePlot {
+        title: title(exp, spec),
+        x_label: axis,
+        y_label: format!("rounds until ≤ {target:e}"),
+        log_y: spec.log_y,
+        log_x: false,
+        series,
+        markers: Vec::new(),
+    }
+}
+
+fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
+    let categories: Vec<String> = exp.points.iter().map(|p| p.label.clone()).collect();
+    let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
+    for r in records {
+        let name = describe(&r.key);
+        let i = categories
+            .iter()
+            .position(|c| *c == r.key.point)
+            .unwrap_or(0);
+        let v = match spec.x {
+            XAxis::Seconds => r.last().time_s,
+            _ => r.rounds as f64,
         };
+        if !groups.iter().any(|g| g.0 == name) {
+            groups.push((name.clone(), vec![f64::NAN; categories.len()]));
+        }
+        let g = groups
+            .iter_mut()
+            .find(|g| g.0 == name)
+            .expect("just inserted");
+        g.1[i] = v;
+    }
+    BarPlot {
+        title: title(exp, spec),
+        x_label: exp
+            .points
+            .first()
+            .and_then(|p| p.coords.first())
+            .map_or("sweep point".into(), |c| c.0.clone()),
+        y_label: match spec.x {
+            XAxis::Seconds => "wall-clock of the method (s)".into(),
+            _ => "communication rounds".into(),
+        },
+        log_y: spec.log_y,
+        categories,
+        groups,
+    }
+}
+
+/// Render every plot of the manifest into `dir`; returns the stems written.
+pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for spec in &exp.plots {
         let stem = dir.join(&spec.file);
-        render(&plot, &stem)?;
+        match spec.kind {
+            PlotKind::Line => render(&line_plot(exp, records, spec), &stem)?,
+            PlotKind::RoundsToTarget => render(&rounds_to_target(exp, records, spec), &stem)?,
+            PlotKind::Bars => render_bars(&bars(exp, records, spec), &stem)?,
+        }
         written.push(stem);
     }
     Ok(written)

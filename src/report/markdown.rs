@@ -113,23 +113,31 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         );
     }
 
+    if exp.points.len() > 1 {
+        averages(&mut s, exp, out);
+    }
+
     let _ = writeln!(s, "\n## Communication\n");
-    let _ = writeln!(s, "| point | method | rounds | bytes up | bytes down | n-vectors | mean inner steps / client / round |");
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        s,
+        "| point | method | rounds | bytes up | bytes down | n-vectors | mean inner steps / client / round | fitted KKT rate / round |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|");
     for r in &out.records {
         let l = r.last();
         let inner: f64 = r.trace.iter().skip(1).map(|t| t.inner_iters).sum::<f64>()
             / (r.trace.len().max(2) - 1) as f64;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {} |",
             r.key.point,
             describe(&r.key),
             r.rounds,
             l.bytes_up,
             l.bytes_down,
             l.vectors,
-            inner
+            inner,
+            linear_rate(r).map_or("—".into(), |q| format!("{q:.4}"))
         );
     }
 
@@ -178,4 +186,74 @@ fn row(s: &mut String, exp: &Experiment, r: &RunRecord) {
         l.time_s,
         r.stop_reason,
     );
+}
+
+/// Linear convergence rate of the KKT violation: e^slope of a least-squares fit of ln(kkt)
+/// against the round, over the second half of the run (past the initial transient).
+pub fn linear_rate(r: &RunRecord) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = r
+        .trace
+        .iter()
+        .filter(|t| t.round * 2 >= r.rounds && t.kkt > 0.0)
+        .map(|t| (t.round as f64, t.kkt.ln()))
+        .collect();
+    if pts.len() < 3 {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    Some((sxy / sxx).exp())
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    s / n.max(1) as f64
+}
+
+/// Per method, the averages over the sweep points (the paper's Table 2 reports averages).
+fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
+    let _ = writeln!(
+        s,
+        "\n## Averages over the {} sweep points\n",
+        exp.points.len()
+    );
+    let _ = writeln!(
+        s,
+        "| method | mean rounds | mean time s | mean scaled KKT (paper) | (ours) | ratio | mean rel. sv error (paper) | (ours) | ratio |"
+    );
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut names: Vec<String> = Vec::new();
+    for r in &out.records {
+        let d = describe(&r.key);
+        if !names.contains(&d) {
+            names.push(d);
+        }
+    }
+    for name in names {
+        let runs: Vec<&RunRecord> = out
+            .records
+            .iter()
+            .filter(|r| describe(&r.key) == name)
+            .collect();
+        let p = paper_for(exp, &runs[0].key.method, &runs[0].key.label);
+        let kkt = mean(runs.iter().map(|r| r.last().kkt));
+        let sv = mean(runs.iter().map(|r| r.last().sv_err));
+        let _ = writeln!(
+            s,
+            "| {name} | {:.1} | {:.2} | {} | {} | {} | {} | {} | {} |",
+            mean(runs.iter().map(|r| r.rounds as f64)),
+            mean(runs.iter().map(|r| r.last().time_s)),
+            sci(p.and_then(|p| p.kkt)),
+            sci(Some(kkt)),
+            ratio(kkt, p.and_then(|p| p.kkt)),
+            sci(p.and_then(|p| p.sv_err)),
+            sci(Some(sv)),
+            ratio(sv, p.and_then(|p| p.sv_err)),
+        );
+    }
 }

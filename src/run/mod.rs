@@ -91,6 +91,21 @@ fn run_seeds(exp: &Experiment, opts: &Options) -> Vec<u64> {
         .collect()
 }
 
+fn fingerprint(
+    exp: &Experiment,
+    point: &Point,
+    m: &MethodSpec,
+    attack: Option<&AttackSpec>,
+) -> String {
+    let text = serde_json::json!({
+        "data": point.data, "partition": point.partition, "problem": point.problem,
+        "stop": exp.stop, "method": m.name, "params": m.params, "attack": attack,
+    })
+    .to_string();
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(text.as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn params_text(m: &MethodSpec) -> String {
     m.variant.clone()
 }
@@ -135,6 +150,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                         label: m.label.clone(),
                         params: params_text(m),
                         seed: run_seed,
+                        fingerprint: fingerprint(exp, point, m, attack.as_ref()),
                     };
                     (key, m)
                 })

@@ -35,6 +35,9 @@ pub struct RunKey {
     pub label: String,
     pub params: String,
     pub seed: u64,
+    /// Hash of everything that determines the run (data, partition, problem, stop rule,
+    /// method parameters, attack): a stored run is reused only if the manifest still says the same.
+    pub fingerprint: String,
 }
 
 impl RunKey {

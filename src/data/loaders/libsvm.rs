@@ -1,0 +1,270 @@
+//! LIBSVM / SVMlight text: one sample per line, `label index:value index:value …` with 1-based,
+//! increasing feature indices; plain, gzip or bzip2 (detected by magic bytes).
+//!
+//! Read as a stream straight into [`Csr`] arrays, so memory is proportional to the non-zeros
+//! (12 bytes each) whatever the file's size. Labels become u32: non-negative integers are kept,
+//! and the binary convention {-1, +1} maps to {0, 1}. `qid:` tokens and `#` comments are
+//! skipped; explicit zeros are dropped.
+
+use super::open::{open_text, Compression};
+use super::{Csr, LabeledSparse};
+use anyhow::{bail, Result};
+use std::io::BufRead;
+use std::path::Path;
+
+/// Read a LIBSVM file. `n_features`: the declared feature count (indices above it are an
+/// error); None takes the largest index found.
+pub fn read_libsvm(path: &Path, n_features: Option<usize>) -> Result<LabeledSparse> {
+    let (mut reader, kind) = open_text(path)?;
+    let mut p = Parser {
+        path,
+        kind,
+        declared: n_features,
+        line_no: 0,
+        line_start: 0,
+        indptr: vec![0],
+        indices: Vec::new(),
+        values: Vec::new(),
+        labels: Vec::new(),
+        max_index: 0,
+        first_minus_one: None,
+        first_other: None,
+    };
+    let mut line = Vec::with_capacity(1 << 12);
+    loop {
+        line.clear();
+        let n = match reader.read_until(b'\n', &mut line) {
+            Ok(n) => n,
+            Err(e) => bail!(
+                "{}: cannot read past byte offset {}{}: {e}",
+                path.display(),
+                p.line_start + line.len() as u64,
+                kind.offsets_note()
+            ),
+        };
+        if n == 0 {
+            break;
+        }
+        p.line_no += 1;
+        p.line(&line)?;
+        p.line_start += n as u64;
+    }
+    p.finish()
+}
+
+struct Parser<'a> {
+    path: &'a Path,
+    kind: Compression,
+    declared: Option<usize>,
+    line_no: u64,
+    /// Byte offset of the current line in the (decoded) content.
+    line_start: u64,
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+    /// Raw integer labels; mapped to u32 once the whole file is known.
+    labels: Vec<i64>,
+    max_index: u64,
+    first_minus_one: Option<u64>,
+    first_other: Option<(u64, i64)>,
+}
+
+impl Parser<'_> {
+    /// An error at byte `col` of the current line.
+    fn err(&self, col: usize, msg: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{}: line {}, byte offset {}{}: {msg}",
+            self.path.display(),
+            self.line_no,
+            self.line_start + col as u64,
+            self.kind.offsets_note()
+        )
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<()> {
+        // SVMlight allows a trailing `# comment`.
+        let body = match memchr(b'#', line) {
+            Some(k) => &line[..k],
+            None => line,
+        };
+        let mut tokens = Tokens { s: body, pos: 0 };
+        let Some((col, label)) = tokens.next() else {
+            return Ok(()); // blank line
+        };
+        self.label(col, label)?;
+        let row_start = self.indices.len();
+        let mut sorted = true;
+        let mut prev = 0u64;
+        for (col, tok) in tokens {
+            let Some(colon) = memchr(b':', tok) else {
+                bail!(self.err(col, format!("`{}` is not index:value", show(tok))));
+            };
+            let (idx_s, val_s) = (&tok[..colon], &tok[colon + 1..]);
+            if idx_s == b"qid" {
+                continue;
+            }
+            let idx = parse_index(idx_s).ok_or_else(|| {
+                self.err(col, format!("`{}` is not a feature index", show(idx_s)))
+            })?;
+            if idx == 0 {
+                bail!(self.err(col, "feature index 0: LIBSVM indices start at 1"));
+            }
+            if let Some(n) = self.declared {
+                if idx > n as u64 {
+                    bail!(self.err(
+                        col,
+                        format!("feature index {idx} is out of range 1..={n} (the declared feature count)")
+                    ));
+                }
+            } else if idx > u64::from(u32::MAX) {
+                bail!(self.err(col, format!("feature index {idx} is too large")));
+            }
+            let val = std::str::from_utf8(val_s)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    self.err(
+                        col + colon + 1,
+                        format!("`{}` is not a finite number", show(val_s)),
+                    )
+                })?;
+            if idx <= prev {
+                sorted = false;
+            }
+            prev = idx;
+            self.max_index = self.max_index.max(idx);
+            if val != 0.0 {
+                self.indices.push((idx - 1) as u32);
+                self.values.push(val);
+            }
+        }
+        if !sorted {
+            self.sort_row(row_start)?;
+        }
+        self.indptr.push(self.indices.len());
+        Ok(())
+    }
+
+    /// Files written by other tools may list a sample's features out of order.
+    fn sort_row(&mut self, start: usize) -> Result<()> {
+        let mut pairs: Vec<(u32, f64)> = self.indices[start..]
+            .iter()
+            .copied()
+            .zip(self.values[start..].iter().copied())
+            .collect();
+        pairs.sort_unstable_by_key(|&(i, _)| i);
+        if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+            bail!(self.err(0, format!("feature index {} appears twice", w[0].0 + 1)));
+        }
+        for (k, (i, v)) in pairs.into_iter().enumerate() {
+            self.indices[start + k] = i;
+            self.values[start + k] = v;
+        }
+        Ok(())
+    }
+
+    fn label(&mut self, col: usize, tok: &[u8]) -> Result<()> {
+        if memchr(b',', tok).is_some() {
+            bail!(self.err(col, format!("multi-label `{}` is not supported", show(tok))));
+        }
+        let v = std::str::from_utf8(tok)
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|v| v.fract() == 0.0 && v.abs() <= f64::from(u32::MAX))
+            .ok_or_else(|| {
+                self.err(
+                    col,
+                    format!("label `{}` is not an integer class", show(tok)),
+                )
+            })? as i64;
+        if v < -1 {
+            bail!(self.err(
+                col,
+                format!("label {v}: labels must be non-negative integers or -1/+1")
+            ));
+        }
+        if v == -1 {
+            self.first_minus_one.get_or_insert(self.line_no);
+        } else if v != 1 && self.first_other.is_none() {
+            self.first_other = Some((self.line_no, v));
+        }
+        self.labels.push(v);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<LabeledSparse> {
+        let name = self.path.display();
+        if let (Some(minus), Some((line, v))) = (self.first_minus_one, self.first_other) {
+            bail!(
+                "{name}: labels mix -1 (first on line {minus}) with {v} (line {line}): only \
+                 {{-1, +1}} or non-negative integers are supported"
+            );
+        }
+        let labels = if self.first_minus_one.is_some() {
+            self.labels.iter().map(|&v| u32::from(v == 1)).collect()
+        } else {
+            self.labels.iter().map(|&v| v as u32).collect()
+        };
+        let n_features = self.declared.unwrap_or(self.max_index as usize);
+        // Growth by doubling may leave up to half the capacity unused.
+        self.indices.shrink_to_fit();
+        self.values.shrink_to_fit();
+        self.indptr.shrink_to_fit();
+        Ok(LabeledSparse {
+            x: Csr::from_parts_unchecked(n_features, self.indptr, self.indices, self.values),
+            labels,
+        })
+    }
+}
+
+/// Whitespace-separated tokens with their byte column.
+struct Tokens<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = (usize, &'a [u8]);
+    fn next(&mut self) -> Option<Self::Item> {
+        let s = self.s;
+        let mut i = self.pos;
+        while i < s.len() && s[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == s.len() {
+            self.pos = i;
+            return None;
+        }
+        let start = i;
+        while i < s.len() && !s[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        self.pos = i;
+        Some((start, &s[start..i]))
+    }
+}
+
+fn memchr(b: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&c| c == b)
+}
+
+/// Decimal digits only, no overflow.
+fn parse_index(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 19 {
+        return None;
+    }
+    s.iter().try_fold(0u64, |acc, &c| {
+        c.is_ascii_digit().then(|| acc * 10 + u64::from(c - b'0'))
+    })
+}
+
+/// A token for an error message, cut short and lossily decoded.
+fn show(s: &[u8]) -> String {
+    let cut = &s[..s.len().min(40)];
+    let mut t = String::from_utf8_lossy(cut).into_owned();
+    if s.len() > cut.len() {
+        t.push('…');
+    }
+    t
+}

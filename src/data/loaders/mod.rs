@@ -1,0 +1,63 @@
+//! Readers for the real datasets' file formats: IDX (MNIST, Fashion-MNIST), CIFAR binary,
+//! LIBSVM text and numeric CSV.
+//!
+//! Dense readers return samples as the COLUMNS of an n×m column-major matrix (features ×
+//! samples, raw values: pixels stay 0..255, scaling is a later preprocessing step) plus one
+//! label per sample. LIBSVM data stays sparse ([`Csr`], one row per sample). Every error names
+//! the file and the byte offset or line; bad input never panics.
+
+pub mod cifar;
+pub mod csv;
+pub mod idx;
+pub mod libsvm;
+mod open;
+pub mod sparse;
+
+pub use open::{open_text, read_bytes};
+pub use sparse::{Csr, CsrView};
+
+use ndarray::Array2;
+
+/// Dense samples with labels: `x` is features × samples, column-major; `labels[j]` is the
+/// label of column j.
+#[derive(Debug, Clone)]
+pub struct Labeled {
+    pub x: Array2<f64>,
+    pub labels: Vec<u32>,
+}
+
+/// Sparse samples with labels: row j of `x` is sample j.
+#[derive(Debug, Clone)]
+pub struct LabeledSparse {
+    pub x: Csr,
+    pub labels: Vec<u32>,
+}
+
+impl Labeled {
+    /// Samples of `parts` side by side, in order (e.g. CIFAR-10's five training batches).
+    pub fn concat(parts: Vec<Labeled>) -> anyhow::Result<Labeled> {
+        let n = parts.first().map_or(0, |p| p.x.nrows());
+        if let Some(p) = parts.iter().find(|p| p.x.nrows() != n) {
+            anyhow::bail!("cannot join samples of {} and {n} features", p.x.nrows());
+        }
+        let m: usize = parts.iter().map(|p| p.x.ncols()).sum();
+        let mut data = Vec::with_capacity(n * m);
+        let mut labels = Vec::with_capacity(m);
+        for p in parts {
+            // Column-major: the columns of each part follow each other in memory.
+            data.extend(p.x.t().iter());
+            labels.extend(p.labels);
+        }
+        Ok(Labeled {
+            x: column_major(n, m, data)?,
+            labels,
+        })
+    }
+}
+
+/// An n×m column-major matrix from its columns laid end to end.
+pub(crate) fn column_major(n: usize, m: usize, data: Vec<f64>) -> anyhow::Result<Array2<f64>> {
+    use ndarray::ShapeBuilder;
+    Array2::from_shape_vec((n, m).f(), data)
+        .map_err(|e| anyhow::anyhow!("internal error: {n}×{m} matrix: {e}"))
+}

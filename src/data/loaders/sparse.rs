@@ -1,0 +1,242 @@
+//! Compressed sparse rows with one row per SAMPLE, so that a client's block of consecutive
+//! samples is a contiguous slice of `indices`/`values` (a view, no copy).
+//!
+//! As a matrix it stores Aᵀ (m samples × n features) of the features × samples data matrix A
+//! used everywhere else; the products below are written in terms of A. Nothing here ever
+//! forms a dense n×m, n×n or m×m matrix.
+
+use anyhow::{bail, Result};
+use ndarray::{Array2, ArrayView2};
+use std::ops::Range;
+
+/// Sparse samples: row j (sample j) holds `indices[indptr[j]..indptr[j+1]]` (feature numbers,
+/// 0-based, strictly increasing) and the matching `values`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Csr {
+    n_features: usize,
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+}
+
+/// A block of consecutive samples of a [`Csr`], borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct CsrView<'a> {
+    n_features: usize,
+    /// Row pointers of the block; they index the parent's arrays (offsets not rebased).
+    indptr: &'a [usize],
+    indices: &'a [u32],
+    values: &'a [f64],
+}
+
+impl Csr {
+    /// Build from raw arrays, checking the invariants.
+    pub fn new(
+        n_features: usize,
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        values: Vec<f64>,
+    ) -> Result<Self> {
+        if indptr.first() != Some(&0) {
+            bail!("CSR row pointers must start at 0");
+        }
+        if indptr.windows(2).any(|w| w[0] > w[1]) {
+            bail!("CSR row pointers must not decrease");
+        }
+        let nnz = *indptr.last().expect("non-empty");
+        if indices.len() != nnz || values.len() != nnz {
+            bail!(
+                "CSR arrays disagree: row pointers end at {nnz}, {} indices, {} values",
+                indices.len(),
+                values.len()
+            );
+        }
+        for (j, w) in indptr.windows(2).enumerate() {
+            let row = &indices[w[0]..w[1]];
+            if row.windows(2).any(|p| p[0] >= p[1]) {
+                bail!("CSR row {j}: feature indices must be strictly increasing");
+            }
+            if let Some(&last) = row.last() {
+                if last as usize >= n_features {
+                    bail!("CSR row {j}: feature index {last} ≥ {n_features} features");
+                }
+            }
+        }
+        Ok(Self::from_parts_unchecked(
+            n_features, indptr, indices, values,
+        ))
+    }
+
+    /// For readers that have checked the invariants themselves.
+    pub(crate) fn from_parts_unchecked(
+        n_features: usize,
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        values: Vec<f64>,
+    ) -> Self {
+        Self {
+            n_features,
+            indptr,
+            indices,
+            values,
+        }
+    }
+
+    /// Number of samples (rows).
+    pub fn n_samples(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    /// Number of features (n, the dimension PCA reduces).
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn indptr(&self) -> &[usize] {
+        &self.indptr
+    }
+
+    pub fn indices(&self) -> &[u32] {
+        &self.indices
+    }
+
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// Heap bytes held: proportional to the non-zeros (12 per non-zero, 8 per sample).
+    pub fn heap_bytes(&self) -> usize {
+        self.indptr.capacity() * 8 + self.indices.capacity() * 4 + self.values.capacity() * 8
+    }
+
+    /// The samples of `a` then those of `b` (train then test), reusing `a`'s arrays.
+    pub fn stack(mut a: Csr, b: Csr) -> Result<Csr> {
+        if a.n_features != b.n_features {
+            bail!(
+                "cannot stack samples of {} and {} features",
+                a.n_features,
+                b.n_features
+            );
+        }
+        let base = a.nnz();
+        a.indptr.extend(b.indptr[1..].iter().map(|&k| k + base));
+        a.indices.extend_from_slice(&b.indices);
+        a.values.extend_from_slice(&b.values);
+        Ok(a)
+    }
+
+    /// All samples as a view.
+    pub fn view(&self) -> CsrView<'_> {
+        self.samples(0..self.n_samples())
+    }
+
+    /// Samples `range` (a client's block) as a view; panics if out of bounds, like slicing.
+    pub fn samples(&self, range: Range<usize>) -> CsrView<'_> {
+        let indptr = &self.indptr[range.start..=range.end];
+        CsrView {
+            n_features: self.n_features,
+            indptr,
+            indices: &self.indices,
+            values: &self.values,
+        }
+    }
+}
+
+impl<'a> CsrView<'a> {
+    pub fn n_samples(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.indptr[self.indptr.len() - 1] - self.indptr[0]
+    }
+
+    /// Sample j of the block: (feature indices, values).
+    pub fn sample(&self, j: usize) -> (&'a [u32], &'a [f64]) {
+        let r = self.indptr[j]..self.indptr[j + 1];
+        (&self.indices[r.clone()], &self.values[r])
+    }
+
+    /// AᵀZ (samples × p) for Z dense n × p.
+    pub fn at_z(&self, z: ArrayView2<f64>) -> Result<Array2<f64>> {
+        let (zr, p) = self.row_major(z, "Z")?;
+        let mut out = Array2::zeros((self.n_samples(), p));
+        for (j, mut row) in out.rows_mut().into_iter().enumerate() {
+            let w = row.as_slice_mut().expect("standard layout");
+            let (idx, val) = self.sample(j);
+            for (&i, &v) in idx.iter().zip(val) {
+                axpy(v, &zr[i as usize * p..][..p], w);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A·Y (n × p) for Y dense samples × p.
+    pub fn a_y(&self, y: ArrayView2<f64>) -> Result<Array2<f64>> {
+        if y.nrows() != self.n_samples() {
+            bail!(
+                "A·Y: Y has {} rows but the block has {} samples",
+                y.nrows(),
+                self.n_samples()
+            );
+        }
+        let p = y.ncols();
+        let mut out = vec![0.0; self.n_features * p];
+        for (j, yj) in y.rows().into_iter().enumerate() {
+            let yj = yj.to_vec();
+            let (idx, val) = self.sample(j);
+            for (&i, &v) in idx.iter().zip(val) {
+                axpy(v, &yj, &mut out[i as usize * p..][..p]);
+            }
+        }
+        Ok(Array2::from_shape_vec((self.n_features, p), out).expect("n·p entries"))
+    }
+
+    /// A(AᵀZ) (n × p) for Z dense n × p, in one pass over the samples: for each sample a,
+    /// w = aᵀZ (a p-vector), then add a·wᵀ. No samples × p temporary.
+    pub fn a_at_z(&self, z: ArrayView2<f64>) -> Result<Array2<f64>> {
+        let (zr, p) = self.row_major(z, "Z")?;
+        let mut out = vec![0.0; self.n_features * p];
+        let mut w = vec![0.0; p];
+        for j in 0..self.n_samples() {
+            let (idx, val) = self.sample(j);
+            w.fill(0.0);
+            for (&i, &v) in idx.iter().zip(val) {
+                axpy(v, &zr[i as usize * p..][..p], &mut w);
+            }
+            for (&i, &v) in idx.iter().zip(val) {
+                axpy(v, &w, &mut out[i as usize * p..][..p]);
+            }
+        }
+        Ok(Array2::from_shape_vec((self.n_features, p), out).expect("n·p entries"))
+    }
+
+    /// Z copied row-major (n × p is small next to the data), so that Z's row i — the one a
+    /// non-zero in feature i touches — is contiguous whatever Z's layout.
+    fn row_major(&self, z: ArrayView2<f64>, what: &str) -> Result<(Vec<f64>, usize)> {
+        if z.nrows() != self.n_features {
+            bail!(
+                "{what} has {} rows but the data has {} features",
+                z.nrows(),
+                self.n_features
+            );
+        }
+        Ok((z.iter().copied().collect(), z.ncols()))
+    }
+}
+
+/// y += a·x
+#[inline]
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}

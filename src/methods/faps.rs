@@ -17,10 +17,10 @@ use crate::seed;
 use anyhow::Result;
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How the local eigenproblem is solved inexactly.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum InnerRule {
     /// The paper's rule (26): stop when ‖X(j) − X(j−1)‖_F ≤ eps_x ‖X(j)‖_F.
@@ -32,7 +32,7 @@ pub enum InnerRule {
 }
 
 /// FAPS parameters; every one can be set in a manifest's `params`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     pub inner: InnerRule,

@@ -16,10 +16,10 @@ use crate::linalg::{gram_times, orth};
 use anyhow::{Context, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use ndarray_linalg::SVD;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How clients' bases are aligned before summing (only while q > 1).
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Align {
     /// Orthogonal Procrustes transformation, eq. (4) of the LocalPower paper.
@@ -30,7 +30,7 @@ pub enum Align {
     None,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// Local power steps per communication at the start (FAPS §5.3: 8).

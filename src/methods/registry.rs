@@ -91,13 +91,17 @@ fn localpower_params(params: &toml::Table) -> Result<localpower::Params, ParamEr
     Ok(p)
 }
 
-/// Check a method's name and parameters before any data is built.
-pub fn check(name: &str, params: &toml::Table) -> Result<(), ParamError> {
+/// Check a method's name and parameters before any data is built; returns every parameter
+/// the method will use, defaults included (so a changed default changes the run's fingerprint).
+pub fn check(name: &str, params: &toml::Table) -> Result<serde_json::Value, ParamError> {
+    let json = |v: serde_json::Result<serde_json::Value>| v.expect("parameters serialise");
     match name {
-        "ssi" => no_params(params),
-        name if lookup(name).is_some_and(|e| e.status != Status::Ready) => no_params(params),
-        "localpower" => localpower_params(params).map(|_| ()),
-        "faps" => faps_params(params).map(|_| ()),
+        "ssi" => no_params(params).map(|_| serde_json::Value::Null),
+        name if lookup(name).is_some_and(|e| e.status != Status::Ready) => {
+            no_params(params).map(|_| serde_json::Value::Null)
+        }
+        "localpower" => localpower_params(params).map(|p| json(serde_json::to_value(p))),
+        "faps" => faps_params(params).map(|p| json(serde_json::to_value(p))),
         _ => Err(ParamError {
             key: "name".into(),
             msg: format!(

@@ -91,15 +91,19 @@ fn run_seeds(exp: &Experiment, opts: &Options) -> Vec<u64> {
         .collect()
 }
 
+/// Everything that determines a run's numbers, hashed: the point, the stop rule, the method's
+/// resolved parameters (defaults included) and the attack. Code changes are not covered: after
+/// changing a method, re-run with --force.
 fn fingerprint(
     exp: &Experiment,
     point: &Point,
     m: &MethodSpec,
+    params: &serde_json::Value,
     attack: Option<&AttackSpec>,
 ) -> String {
     let text = serde_json::json!({
         "data": point.data, "partition": point.partition, "problem": point.problem,
-        "stop": exp.stop, "method": m.name, "params": m.params, "attack": attack,
+        "stop": exp.stop, "method": m.name, "params": params, "attack": attack,
     })
     .to_string();
     let digest = <sha2::Sha256 as sha2::Digest>::digest(text.as_bytes());
@@ -117,9 +121,13 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
     let store = RunStore::new(&dir);
     let cache = MatrixCache::new(&opts.cache_dir);
     let (methods, planned) = select_methods(exp, opts);
+    let mut resolved = Vec::new();
     for m in &methods {
-        registry::check(&m.name, &m.params)
-            .map_err(|e| exp.error_at(&format!("methods[{}].params.{}", m.index, e.key), e.msg))?;
+        resolved.push(
+            registry::check(&m.name, &m.params).map_err(|e| {
+                exp.error_at(&format!("methods[{}].params.{}", m.index, e.key), e.msg)
+            })?,
+        );
     }
     let attack = opts.attack.clone().or_else(|| exp.attack.clone());
     if let Some(a) = &attack {
@@ -143,14 +151,15 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
         for &run_seed in &seeds {
             let keys: Vec<(RunKey, &MethodSpec)> = methods
                 .iter()
-                .map(|m| {
+                .zip(&resolved)
+                .map(|(m, params)| {
                     let key = RunKey {
                         point: point.label.clone(),
                         method: m.name.clone(),
                         label: m.label.clone(),
                         params: params_text(m),
                         seed: run_seed,
-                        fingerprint: fingerprint(exp, point, m, attack.as_ref()),
+                        fingerprint: fingerprint(exp, point, m, params, attack.as_ref()),
                     };
                     (key, m)
                 })

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use dpca_bench::data::prepare::DatasetAbsent;
 use dpca_bench::manifest::{self, ManifestError};
 use dpca_bench::methods::registry;
 use dpca_bench::run::{self, Options, Progress};
@@ -125,6 +126,9 @@ struct Common {
     /// Cache of generated matrices and reference solutions.
     #[arg(long, default_value = "datasets/cache")]
     cache: PathBuf,
+    /// Fetched datasets (`dpca data fetch NAME`).
+    #[arg(long, default_value = "datasets/raw")]
+    data: PathBuf,
 }
 
 impl Common {
@@ -132,6 +136,7 @@ impl Common {
         Options {
             results_root: self.results.clone(),
             cache_dir: self.cache.clone(),
+            data_dir: self.data.clone(),
             force: self.force,
             methods: self.methods.clone(),
             seed: self.seed,
@@ -273,9 +278,16 @@ fn reproduce(dir: &Path, profile: &str, opts: &Options) -> Result<()> {
         let has_profile = manifest::profile_names(path).map(|p| p.iter().any(|x| x == profile));
         match has_profile {
             Ok(true) => {
-                if let Err(e) = run_manifest(path, profile, opts, &progress) {
-                    progress.log(format!("error: {}: {e:#}", path.display()));
-                    failed.push(path.display().to_string());
+                match run_manifest(path, profile, opts, &progress) {
+                    Ok(()) => {}
+                    // A dataset that is not here: one line with the fetch command, then go on.
+                    Err(e) if e.chain().any(|c| c.is::<DatasetAbsent>()) => {
+                        progress.log(format!("skipped {}: {e}", path.display()))
+                    }
+                    Err(e) => {
+                        progress.log(format!("error: {}: {e:#}", path.display()));
+                        failed.push(path.display().to_string());
+                    }
                 }
             }
             Ok(false) => progress.log(format!(

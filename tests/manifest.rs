@@ -142,7 +142,7 @@ fn good_manifest_paper_profile() {
     assert_eq!(p.label, "");
     assert!(p.coords.is_empty());
     assert_eq!((p.data.n, p.data.m, p.data.xi), (20, 640, Some(1.01)));
-    assert_eq!(p.data.spectrum, Spectrum::Geometric);
+    assert_eq!(p.data.spectrum, Some(Spectrum::Geometric));
     assert_eq!((p.partition.scheme, p.partition.clients), (Scheme::Even, 8));
     assert_eq!(p.problem.p, 4);
     assert_eq!(e.stop.max_rounds, 300);
@@ -166,7 +166,7 @@ fn good_manifest_quick_profile_overlays() {
     // Overlaid keys replaced, the others kept (tables merge key by key).
     assert_eq!((p.data.n, p.data.m), (10, 320));
     assert_eq!(p.data.xi, Some(1.01));
-    assert_eq!(p.data.spectrum, Spectrum::Geometric);
+    assert_eq!(p.data.spectrum, Some(Spectrum::Geometric));
     assert_eq!(p.partition.clients, 4);
     assert_eq!(p.partition.scheme, Scheme::Even);
     assert_eq!(p.problem.p, 4);
@@ -804,4 +804,50 @@ fn unreadable_file() {
             .starts_with("/nonexistent/table9.toml: cannot read"),
         "{err}"
     );
+}
+
+#[test]
+fn dataset_manifests_name_a_known_dataset_and_reject_generator_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = r#"id = "ds"
+paper = "faps"
+paper_file = "x.txt"
+title = "t"
+reproduces = "r"
+seed = 1
+
+[data]
+generator = "dataset"
+dataset = "mnist"
+preprocess = ["scale01", "center"]
+n = 784
+m = 6000
+
+[partition]
+scheme = "even"
+clients = 16
+
+[problem]
+p = 5
+
+[stop]
+max_rounds = 10
+
+[[methods]]
+name = "ssi"
+
+[profiles.quick]
+"#;
+    let path = dir.path().join("ds.toml");
+    std::fs::write(&path, base).unwrap();
+    let exp = dpca_bench::manifest::load(&path, "quick").unwrap();
+    assert_eq!(exp.points[0].data.dataset.as_deref(), Some("mnist"));
+
+    std::fs::write(&path, base.replace("dataset = \"mnist\"", "dataset = \"mnest\"")).unwrap();
+    let err = dpca_bench::manifest::load(&path, "quick").unwrap_err().to_string();
+    assert!(err.contains("ds.toml:10") && err.contains("data.dataset") && err.contains("mnist"), "{err}");
+
+    std::fs::write(&path, base.replace("m = 6000", "m = 6000\nxi = 1.01")).unwrap();
+    let err = dpca_bench::manifest::load(&path, "quick").unwrap_err().to_string();
+    assert!(err.contains("ds.toml:14") && err.contains("data.xi"), "{err}");
 }

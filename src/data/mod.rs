@@ -5,6 +5,7 @@ pub mod datasets;
 pub mod fetch;
 pub mod loaders;
 pub mod partition;
+pub mod prepare;
 pub mod synthetic;
 
 use ndarray::{Array2, ShapeBuilder};

@@ -21,8 +21,8 @@ use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
 pub use schema::{
-    AttackSpec, DataSpec, Generator, PaperResult, PartitionSpec, PlotKind, PlotSpec, ProblemSpec,
-    Scheme, Spectrum, StopSpec, XAxis, YMetric,
+    AttackSpec, DataSpec, DataSplit, Generator, PaperResult, PartitionSpec, PlotKind, PlotSpec,
+    Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, XAxis, YMetric,
 };
 
 /// A manifest loaded with one profile, ready to run.

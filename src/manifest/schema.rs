@@ -73,6 +73,8 @@ pub(crate) struct RawMethod {
 pub enum Generator {
     /// A = U Σ Vᵀ with random orthonormal U, V (FAPS eq. 23).
     Svd,
+    /// A real dataset from datasets/raw/ (`dpca data list`), samples as columns.
+    Dataset,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -88,7 +90,9 @@ pub enum Spectrum {
 #[serde(deny_unknown_fields)]
 pub struct DataSpec {
     pub generator: Generator,
-    pub spectrum: Spectrum,
+    /// Svd only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spectrum: Option<Spectrum>,
     /// Rows = features.
     pub n: usize,
     /// Columns = samples.
@@ -97,16 +101,50 @@ pub struct DataSpec {
     pub xi: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kappa: Option<f64>,
+    /// Dataset only: its name in `dpca data list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// Dataset only: which samples (default train).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<DataSplit>,
+    /// Dataset only: preprocessing steps, applied in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preprocess: Vec<Preprocess>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataSplit {
+    Train,
+    Test,
+    All,
+}
+
+/// Preprocessing of a dataset's n×m matrix (samples as columns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preprocess {
+    /// Divide by 255: pixels in [0, 1].
+    Scale01,
+    /// Subtract the global mean sample from every sample.
+    Center,
+    /// Centre and divide every feature by its standard deviation (constant features stay 0).
+    Standardize,
+    /// Rescale so that the largest eigenvalue of AAᵀ is 1.
+    UnitTop,
 }
 
 impl DataSpec {
     /// Canonical, file-name-safe text of every field, to name cached matrices. It does not
     /// contain the seed: the caller appends the data seed it derived.
     pub fn cache_key(&self) -> String {
-        let mut key = format!(
-            "{}-{}-n{}-m{}",
-            self.generator, self.spectrum, self.n, self.m
-        );
+        let mut key = match self.spectrum {
+            Some(sp) => format!("{}-{sp}-n{}-m{}", self.generator, self.n, self.m),
+            None => format!("{}-n{}-m{}", self.generator, self.n, self.m),
+        };
+        if let Some(d) = &self.dataset {
+            key.push_str(&format!("-{d}-{:?}-{:?}", self.split, self.preprocess));
+        }
         if let Some(xi) = self.xi {
             key.push_str(&format!("-xi{xi:?}"));
         }
@@ -282,7 +320,7 @@ macro_rules! names {
         }
     };
 }
-names!(Generator { Svd => "svd" });
+names!(Generator { Svd => "svd", Dataset => "dataset" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
 names!(Scheme { Even => "even", Uneven => "uneven" });
 names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars" });

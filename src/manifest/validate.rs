@@ -140,18 +140,37 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
 /// Checks on one sweep point's data, partition and problem. `at` is appended to messages
 /// (e.g. " (sweep point n=5000)") so the user knows which combination failed.
 pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
-    let (d, pa, pr) = (&pt.data, &pt.partition, &pt.problem);
+    let d = &pt.data;
     let (n, m) = (d.n, d.m);
-
-    if n == 0 {
-        return Err(loc.error("data.n", format!("n = 0: need at least 1 feature{at}")));
+    if d.generator == super::schema::Generator::Dataset {
+        return check_dataset(pt, loc, at);
     }
     if n > m {
         return Err(loc.blame(&["data.n", "data.m"], format!(
             "data.n = {n} exceeds data.m = {m}: the svd generator needs m >= n (V is m×n with orthonormal columns){at}"
         )));
     }
-    match d.spectrum {
+    for (key, set) in [
+        ("data.dataset", d.dataset.is_some()),
+        ("data.split", d.split.is_some()),
+        ("data.preprocess", !d.preprocess.is_empty()),
+    ] {
+        if set {
+            return Err(loc.error(
+                key,
+                format!("only used with generator = \"dataset\": remove it{at}"),
+            ));
+        }
+    }
+    let Some(spectrum) = d.spectrum else {
+        return Err(loc.error(
+            "data.spectrum",
+            format!(
+                "missing: generator = \"svd\" needs spectrum = \"geometric\" or \"arithmetic\"{at}"
+            ),
+        ));
+    };
+    match spectrum {
         Spectrum::Geometric => {
             match d.xi {
                 None => {
@@ -188,6 +207,16 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
         }
     }
 
+    check_partition_and_problem(pt, loc, at)
+}
+
+/// Checks shared by every data source: sizes, the client split and p.
+fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let (d, pa, pr) = (&pt.data, &pt.partition, &pt.problem);
+    let (n, m) = (d.n, d.m);
+    if n == 0 {
+        return Err(loc.error("data.n", format!("n = 0: need at least 1 feature{at}")));
+    }
     let c = pa.clients;
     if c == 0 {
         return Err(loc.error(
@@ -261,4 +290,34 @@ pub(crate) fn quoted(names: &[&str]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A dataset point: the name must be known, the generator-only keys absent; n and m are checked
+/// against the file when it is loaded.
+fn check_dataset(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let d = &pt.data;
+    let Some(name) = &d.dataset else {
+        return Err(loc.error(
+            "data.dataset",
+            format!(
+                "missing: generator = \"dataset\" needs dataset = a name from `dpca data list`{at}"
+            ),
+        ));
+    };
+    if let Err(e) = crate::data::datasets::find(name) {
+        return Err(loc.error("data.dataset", format!("{e}{at}")));
+    }
+    for (key, set) in [
+        ("data.spectrum", d.spectrum.is_some()),
+        ("data.xi", d.xi.is_some()),
+        ("data.kappa", d.kappa.is_some()),
+    ] {
+        if set {
+            return Err(loc.error(
+                key,
+                format!("only used with generator = \"svd\": remove it{at}"),
+            ));
+        }
+    }
+    check_partition_and_problem(pt, loc, at)
 }

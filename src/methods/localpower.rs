@@ -35,8 +35,10 @@ pub enum Align {
 pub struct Params {
     /// Local power steps per communication at the start (FAPS §5.3: 8).
     pub q0: u32,
-    /// Halve q after every communication until it reaches 1.
+    /// Halve q after every `halve_every` communications until it reaches 1.
     pub decay: bool,
+    /// Communications between halvings of q (FAPS §5.3: 1, "halves q every round").
+    pub halve_every: u32,
     pub align: Align,
 }
 
@@ -45,6 +47,7 @@ impl Default for Params {
         Self {
             q0: 8,
             decay: true,
+            halve_every: 1,
             align: Align::Procrustes,
         }
     }
@@ -54,6 +57,9 @@ impl Params {
     pub fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.q0 == 0 {
             return Err(("q0", "must be >= 1".into()));
+        }
+        if self.halve_every == 0 {
+            return Err(("halve_every", "must be >= 1".into()));
         }
         Ok(())
     }
@@ -68,6 +74,8 @@ pub struct LocalPower<'a> {
     z: Array2<f64>,
     params: Params,
     q: u32,
+    /// Communications so far.
+    rounds: u32,
     /// The client with the most samples: the basis every other client is rotated onto.
     base: usize,
 }
@@ -88,6 +96,7 @@ impl<'a> LocalPower<'a> {
             z: setup.z0,
             params,
             q,
+            rounds: 0,
             base,
         }
     }
@@ -162,7 +171,8 @@ impl Method for LocalPower<'_> {
         // With q = 1 the objective is tr(Zᵀ ΣY), known to the server without extra messages.
         let objective = objective.or_else(|| Some((&self.z * &sum).sum()));
         self.z = orth(sum.view());
-        if self.params.decay {
+        self.rounds += 1;
+        if self.params.decay && self.rounds % self.params.halve_every == 0 {
             self.q = (self.q / 2).max(1);
         }
         Ok(StepInfo {

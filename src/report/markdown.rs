@@ -20,14 +20,27 @@ fn ratio(ours: f64, paper: Option<f64>) -> String {
 
 fn setting(p: &Point) -> String {
     let d = &p.data;
-    let spectrum = match (d.xi, d.kappa) {
-        (Some(xi), _) => format!("{} ξ = {xi}", d.spectrum),
-        (_, Some(k)) => format!("{} κ = {k}", d.spectrum),
-        _ => d.spectrum.to_string(),
+    let source = match (&d.dataset, d.spectrum) {
+        (Some(name), _) => format!(
+            "dataset {name} ({} split, first m samples), preprocessing: {}",
+            d.split
+                .map_or("train".into(), |s| format!("{s:?}").to_lowercase()),
+            if d.preprocess.is_empty() {
+                "none".into()
+            } else {
+                format!("{:?}", d.preprocess).to_lowercase()
+            }
+        ),
+        (None, Some(sp)) => match (d.xi, d.kappa) {
+            (Some(xi), _) => format!("A = UΣVᵀ, {sp} spectrum ξ = {xi}"),
+            (_, Some(k)) => format!("A = UΣVᵀ, {sp} spectrum κ = {k}"),
+            _ => format!("A = UΣVᵀ, {sp} spectrum"),
+        },
+        (None, None) => d.generator.to_string(),
     };
     format!(
-        "{} A = UΣVᵀ, n = {}, m = {}, {spectrum}; {} clients ({}); p = {}",
-        d.generator, d.n, d.m, p.partition.clients, p.partition.scheme, p.problem.p
+        "{source}; n = {}, m = {}; {} clients ({}); p = {}",
+        d.n, d.m, p.partition.clients, p.partition.scheme, p.problem.p
     )
 }
 

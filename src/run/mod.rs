@@ -10,9 +10,11 @@ pub use record::{RunKey, RunRecord, RunStore, TraceRow};
 pub use stop::{StopReason, StopRule};
 
 use crate::attack;
-use crate::data::{cache::MatrixCache, partition::split_columns, synthetic, uniform_matrix};
+use crate::data::{
+    cache::MatrixCache, partition::split_columns, prepare, synthetic, uniform_matrix,
+};
 use crate::linalg::orth;
-use crate::manifest::{AttackSpec, DataSpec, Experiment, MethodSpec, Point, Spectrum};
+use crate::manifest::{AttackSpec, DataSpec, Experiment, Generator, MethodSpec, Point, Spectrum};
 use crate::methods::{registry, Method, Setup};
 use crate::problem::subspace::{gram, Reference};
 use crate::seed;
@@ -26,6 +28,8 @@ use std::time::Instant;
 pub struct Options {
     pub results_root: PathBuf,
     pub cache_dir: PathBuf,
+    /// Where fetched datasets live (`dpca data fetch`).
+    pub data_dir: PathBuf,
     /// Re-run runs that are already stored.
     pub force: bool,
     /// Only these method names or labels (all when empty).
@@ -174,7 +178,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                 records.extend(stored.into_iter().flatten());
                 continue;
             }
-            let inst = Instance::build(point, run_seed, &cache, progress)?;
+            let inst = Instance::build(point, run_seed, &cache, &opts.data_dir, progress)?;
             for ((key, m), old) in keys.into_iter().zip(stored) {
                 let rec = match old {
                     Some(rec) => rec,
@@ -230,7 +234,7 @@ pub struct Instance {
 }
 
 fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
-    match spec.spectrum {
+    match spec.spectrum.expect("validated: svd data has a spectrum") {
         Spectrum::Geometric => synthetic::Spectrum::Geometric {
             xi: spec.xi.expect("validated"),
         },
@@ -246,16 +250,21 @@ impl Instance {
         point: &Point,
         run_seed: u64,
         cache: &MatrixCache,
+        data_dir: &std::path::Path,
         progress: &Progress,
     ) -> Result<Self> {
         let spec = &point.data;
         let key = spec.cache_key();
         let data_seed = seed::derive(run_seed, &["data", &key]);
         let full_key = format!("{key}-seed{data_seed}");
-        let task = progress.task(&format!("data {key} (generated once, then cached)"));
-        let a = cache.get_or_build("svd", &full_key, || {
-            synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
-        })?;
+        let task = progress.task(&format!("data {key} (generated or loaded, then cached)"));
+        let a = match spec.generator {
+            Generator::Svd => cache.get_or_build("svd", &full_key, || {
+                synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
+            })?,
+            // Real data is read (and its checksums verified) on every run, not cached.
+            Generator::Dataset => prepare::dataset_matrix(spec, data_dir)?,
+        };
         task.set_message(format!(
             "reference for {key}: Gram matrix and dsyevd (cached)"
         ));

@@ -1,0 +1,88 @@
+//! A real dataset as the n×m matrix a manifest asks for: verified load, the first m samples of
+//! the split, then the preprocessing steps in order.
+
+use super::datasets::{self, Split};
+use super::fetch;
+use crate::manifest::{DataSpec, DataSplit, Preprocess};
+use anyhow::{bail, Result};
+use ndarray::{s, Array2, Axis};
+use std::path::Path;
+
+/// A dataset the manifest needs is not on this machine: not a failure of the run, but a
+/// one-line message naming the command that fetches it.
+#[derive(Debug)]
+pub struct DatasetAbsent(pub String);
+
+impl std::fmt::Display for DatasetAbsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DatasetAbsent {}
+
+/// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess.
+pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<Array2<f64>> {
+    let name = spec
+        .dataset
+        .as_deref()
+        .expect("validated: dataset data has a name");
+    let ds = datasets::find(name)?;
+    if matches!(
+        fetch::status(root, ds),
+        fetch::State::Absent | fetch::State::Incomplete(_)
+    ) {
+        return Err(DatasetAbsent(fetch::absent_message(root, ds)).into());
+    }
+    let split = match spec.split.unwrap_or(DataSplit::Train) {
+        DataSplit::Train => Split::Train,
+        DataSplit::Test => Split::Test,
+        DataSplit::All => Split::All,
+    };
+    let x = datasets::load_dense(root, name, split)?.x;
+    if x.nrows() != spec.n {
+        bail!(
+            "data.n = {} but {name} has {} features: set data.n = {}",
+            spec.n,
+            x.nrows(),
+            x.nrows()
+        );
+    }
+    if spec.m > x.ncols() {
+        bail!(
+            "data.m = {} but the {name} split has only {} samples",
+            spec.m,
+            x.ncols()
+        );
+    }
+    let mut a = crate::linalg::to_f_order(x.slice(s![.., ..spec.m]));
+    for step in &spec.preprocess {
+        apply(&mut a, *step)?;
+    }
+    Ok(a)
+}
+
+fn apply(a: &mut Array2<f64>, step: Preprocess) -> Result<()> {
+    match step {
+        Preprocess::Scale01 => a.mapv_inplace(|v| v / 255.0),
+        Preprocess::Center => {
+            let mean = a.mean_axis(Axis(1)).expect("m >= 1");
+            *a -= &mean.insert_axis(Axis(1));
+        }
+        Preprocess::Standardize => {
+            apply(a, Preprocess::Center)?;
+            let sd = a.map_axis(Axis(1), |row| (row.dot(&row) / row.len() as f64).sqrt());
+            let inv = sd.mapv(|s| if s > 0.0 { 1.0 / s } else { 0.0 });
+            *a *= &inv.insert_axis(Axis(1));
+        }
+        Preprocess::UnitTop => {
+            let g = crate::problem::subspace::gram(a.view());
+            let top = crate::linalg::sym_eig_desc(g.view())?.values[0];
+            if top <= 0.0 {
+                bail!("cannot rescale to λ₁ = 1: the data matrix is zero");
+            }
+            a.mapv_inplace(|v| v / top.sqrt());
+        }
+    }
+    Ok(())
+}

@@ -44,7 +44,7 @@ DPCA := $(TARGET_DIR)/release/dpca
 # Root installs directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help deps deps-system deps-mkl build test reproduce quick bench fmt fmt-check lint \
+.PHONY: help deps deps-system deps-mkl build test fetch reproduce quick bench fmt fmt-check lint \
         clippy clean-results mkl-check mkl-fresh print-dpca
 
 help: ## list the targets
@@ -90,7 +90,13 @@ build: deps mkl-fresh ## cargo build --release (binary: make print-dpca)
 test: deps mkl-fresh ## cargo test --release (all tests)
 	$(CARGO_RUN) test --release $(FEATURES) $(ARGS)
 
-reproduce: build ## run every manifest under experiments/ with PROFILE (default paper)
+# Real datasets the manifests use; one that cannot be fetched here is reported and skipped.
+DATASETS ?= mnist fashion-mnist cifar-10 cifar-100 wdbc
+
+fetch: build ## fetch and verify every dataset that can be fetched (DATASETS=...)
+	@for d in $(DATASETS); do $(DPCA) data fetch $$d || echo "($$d not fetched: its manifests will be skipped)"; done
+
+reproduce: build fetch ## run every manifest under experiments/ with PROFILE (default paper)
 	$(DPCA) reproduce --profile $(PROFILE) $(ARGS)
 
 quick: ## reproduce with PROFILE=quick (minutes on 2 cores)

@@ -3,64 +3,49 @@
 //! peak on all cores (independent single-threaded square dgemms, one per core — the same way
 //! client work runs). Criterion's "thrpt" column reads as GFLOP/s (elements = flops).
 //!
-//! The 2 GB matrix comes from the same verified cache as `dpca run` (datasets/cache), so run
-//! `dpca run experiments/faps/table1.toml` first or let the first bench generate it (~1 min).
-//! DPCA_BENCH_SMALL=1 uses n = 500, m = 32000 for a fast look.
+//! The 2 GB matrix is the one `dpca run experiments/faps/table1.toml` builds, from the same
+//! verified cache (datasets/cache); the first bench generates it if needed (~1-2 min).
+//! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use dpca_bench::data::{cache::MatrixCache, partition::split_columns, synthetic, uniform_matrix};
-use dpca_bench::linalg::{force_single_threaded_blas, orth};
+use dpca_bench::data::{cache::MatrixCache, partition::split_columns, uniform_matrix};
+use dpca_bench::linalg::force_single_threaded_blas;
+use dpca_bench::manifest;
 use dpca_bench::methods::{faps, ssi::Ssi, Method, Setup};
+use dpca_bench::run::{Instance, Progress};
 use dpca_bench::seed;
 use ndarray::Array2;
 use rayon::prelude::*;
+use std::path::Path;
 use std::time::Duration;
 
-struct Size {
-    n: usize,
-    m: usize,
-    p: usize,
-    d: usize,
-}
-
-fn size() -> Size {
-    if std::env::var_os("DPCA_BENCH_SMALL").is_some() {
-        Size {
-            n: 500,
-            m: 32000,
-            p: 20,
-            d: 128,
-        }
+/// Table 1's instance exactly as `dpca run` builds it (same cache entry, same seed), or its
+/// quick profile with DPCA_BENCH_SMALL=1.
+fn instance() -> Instance {
+    let profile = if std::env::var_os("DPCA_BENCH_SMALL").is_some() {
+        "quick"
     } else {
-        Size {
-            n: 2000,
-            m: 128000,
-            p: 20,
-            d: 128,
-        }
-    }
+        "paper"
+    };
+    let exp = manifest::load(Path::new("experiments/faps/table1.toml"), profile)
+        .expect("table1 manifest");
+    let cache = MatrixCache::new("datasets/cache");
+    Instance::build(
+        &exp.points[0],
+        exp.seed,
+        &cache,
+        Path::new("datasets/raw"),
+        &Progress::new(),
+    )
+    .expect("table1 instance")
 }
 
-fn matrix(s: &Size) -> Array2<f64> {
-    let xi = 1.01;
-    // Same key scheme as the runner would use is not needed: benches keep their own entry.
-    let key = format!("bench-svd-geometric-n{}-m{}-xi{xi:?}", s.n, s.m);
-    MatrixCache::new("datasets/cache")
-        .get_or_build("bench", &key, || {
-            synthetic::svd_matrix(s.n, s.m, synthetic::Spectrum::Geometric { xi }, 1)
-        })
-        .expect("benchmark matrix")
-}
-
-fn setup<'a>(a: &'a Array2<f64>, s: &Size) -> Setup<'a> {
-    let sizes: Vec<usize> = (0..s.d)
-        .map(|i| s.m / s.d + usize::from(i < s.m % s.d))
-        .collect();
-    let z0 = orth(uniform_matrix(s.n, s.p, &mut seed::rng(1, &["z0"])).view());
+fn setup(inst: &Instance) -> Setup<'_> {
+    let sizes = inst.point.partition.client_sizes(inst.a.ncols());
     Setup {
-        blocks: split_columns(a.view(), &sizes),
-        p: s.p,
-        z0,
+        blocks: split_columns(inst.a.view(), &sizes),
+        p: inst.point.problem.p,
+        z0: inst.z0.clone(),
         seed: 1,
         watch: None,
     }
@@ -68,28 +53,28 @@ fn setup<'a>(a: &'a Array2<f64>, s: &Size) -> Setup<'a> {
 
 fn benches(c: &mut Criterion) {
     force_single_threaded_blas();
-    let s = size();
-    let a = matrix(&s);
-    let (n, m, p) = (s.n as u64, s.m as u64, s.p as u64);
+    let inst = instance();
+    let (n, m, p, d) = (
+        inst.a.nrows(),
+        inst.a.ncols(),
+        inst.point.problem.p,
+        inst.point.partition.clients,
+    );
+    let name = |method: &str| format!("{method} n={n} m={m} p={p} d={d}");
+    let (n, m, p) = (n as u64, m as u64, p as u64);
     // One product A_i(A_iᵀZ) summed over clients: 2·(2·n·m_i·p) flops.
     let product = 4 * n * m * p;
 
     let mut g = c.benchmark_group("round");
     g.sample_size(10).measurement_time(Duration::from_secs(20));
     g.throughput(Throughput::Elements(product));
-    let mut ssi = Ssi::new(setup(&a, &s));
-    g.bench_function(
-        format!("ssi n={} m={} p={} d={}", s.n, s.m, s.p, s.d),
-        |b| b.iter(|| ssi.step().unwrap()),
-    );
+    let mut ssi = Ssi::new(setup(&inst));
+    g.bench_function(name("ssi"), |b| b.iter(|| ssi.step().unwrap()));
 
     // FAPS (default: 5 fixed inner steps): 5 inner products + 1 for W (16) + ½ for f_i.
     g.throughput(Throughput::Elements(product * 13 / 2));
-    let mut f = faps::Faps::new(setup(&a, &s), faps::Params::default());
-    g.bench_function(
-        format!("faps n={} m={} p={} d={}", s.n, s.m, s.p, s.d),
-        |b| b.iter(|| f.step().unwrap()),
-    );
+    let mut f = faps::Faps::new(setup(&inst), faps::Params::default());
+    g.bench_function(name("faps"), |b| b.iter(|| f.step().unwrap()));
     g.finish();
 
     // Peak: one square single-threaded dgemm per core, in parallel.

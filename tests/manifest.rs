@@ -843,11 +843,25 @@ name = "ssi"
     let exp = dpca_bench::manifest::load(&path, "quick").unwrap();
     assert_eq!(exp.points[0].data.dataset.as_deref(), Some("mnist"));
 
-    std::fs::write(&path, base.replace("dataset = \"mnist\"", "dataset = \"mnest\"")).unwrap();
-    let err = dpca_bench::manifest::load(&path, "quick").unwrap_err().to_string();
-    assert!(err.contains("ds.toml:10") && err.contains("data.dataset") && err.contains("mnist"), "{err}");
+    std::fs::write(
+        &path,
+        base.replace("dataset = \"mnist\"", "dataset = \"mnest\""),
+    )
+    .unwrap();
+    let err = dpca_bench::manifest::load(&path, "quick")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ds.toml:10") && err.contains("data.dataset") && err.contains("mnist"),
+        "{err}"
+    );
 
     std::fs::write(&path, base.replace("m = 6000", "m = 6000\nxi = 1.01")).unwrap();
-    let err = dpca_bench::manifest::load(&path, "quick").unwrap_err().to_string();
-    assert!(err.contains("ds.toml:14") && err.contains("data.xi"), "{err}");
+    let err = dpca_bench::manifest::load(&path, "quick")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ds.toml:14") && err.contains("data.xi"),
+        "{err}"
+    );
 }

@@ -81,11 +81,16 @@ pub struct MethodSpec {
 impl MethodSpec {
     /// "FAPS" or "FAPS (inner_steps=5)": unique within an experiment.
     pub fn full_label(&self) -> String {
-        if self.variant.is_empty() {
-            self.label.clone()
-        } else {
-            format!("{} ({})", self.label, self.variant)
-        }
+        label_with_variant(&self.label, &self.variant)
+    }
+}
+
+/// "FAPS" or "FAPS (inner_steps=5)": how a method variant is named in tables and legends.
+pub fn label_with_variant(label: &str, variant: &str) -> String {
+    if variant.is_empty() {
+        label.to_string()
+    } else {
+        format!("{label} ({variant})")
     }
 }
 

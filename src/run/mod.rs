@@ -217,11 +217,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
 
 /// "faps (inner=fixed;inner_steps=5)" or "ssi".
 pub fn describe(key: &RunKey) -> String {
-    if key.params.is_empty() {
-        key.label.clone()
-    } else {
-        format!("{} ({})", key.label, key.params)
-    }
+    crate::manifest::label_with_variant(&key.label, &key.params)
 }
 
 /// One problem instance: data, its exact reference and the common start.

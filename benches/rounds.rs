@@ -41,9 +41,8 @@ fn instance() -> Instance {
 }
 
 fn setup(inst: &Instance) -> Setup<'_> {
-    let sizes = inst.point.partition.client_sizes(inst.a.ncols());
     Setup {
-        blocks: split_columns(inst.a.view(), &sizes),
+        blocks: split_columns(inst.a.view(), &inst.sizes),
         p: inst.point.problem.p,
         z0: inst.z0.clone(),
         seed: 1,

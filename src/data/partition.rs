@@ -1,9 +1,15 @@
 //! Column partitions of A over clients, as views (no copies).
 //!
-//! A is stored column-major, so every client's column block A_i is one contiguous slice.
-//! The sizes come from the manifest's `PartitionSpec::client_sizes`.
+//! A is stored column-major, so every client's column block A_i is one contiguous slice. The
+//! shuffled schemes (IID, Dirichlet by label) permute the columns once, when the instance is
+//! built, so that each client's samples are again one contiguous block.
 
-use ndarray::{s, ArrayView2};
+use crate::manifest::{PartitionSpec, Scheme};
+use anyhow::{bail, Result};
+use ndarray::{s, Array2, ArrayView2, Axis};
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
 
 /// Views A_1..A_d of consecutive column blocks with the given sizes.
 pub fn split_columns<'a>(a: ArrayView2<'a, f64>, sizes: &[usize]) -> Vec<ArrayView2<'a, f64>> {
@@ -16,4 +22,80 @@ pub fn split_columns<'a>(a: ArrayView2<'a, f64>, sizes: &[usize]) -> Vec<ArrayVi
             v
         })
         .collect()
+}
+
+/// Order the columns of `a` for `spec` and return the client sizes. Even and uneven splits keep
+/// the order; IID shuffles; Dirichlet groups each client's label-drawn samples together.
+pub fn arrange(
+    a: Array2<f64>,
+    labels: Option<&[u32]>,
+    spec: &PartitionSpec,
+    rng: &mut impl Rng,
+) -> Result<(Array2<f64>, Vec<usize>)> {
+    let m = a.ncols();
+    let order: Vec<usize> = match spec.scheme {
+        Scheme::Even | Scheme::Uneven => return Ok((a, spec.client_sizes(m))),
+        Scheme::Iid => {
+            let mut idx: Vec<usize> = (0..m).collect();
+            idx.shuffle(rng);
+            idx
+        }
+        Scheme::Dirichlet => {
+            let Some(labels) = labels else {
+                bail!("scheme = \"dirichlet\" needs labelled data")
+            };
+            let alpha = spec.alpha.expect("validated: dirichlet has alpha");
+            let groups = dirichlet_groups(&labels[..m], spec.clients, alpha, rng)?;
+            let sizes = groups.iter().map(Vec::len).collect();
+            let order: Vec<usize> = groups.into_iter().flatten().collect();
+            return Ok((
+                crate::linalg::to_f_order(a.select(Axis(1), &order).view()),
+                sizes,
+            ));
+        }
+    };
+    Ok((
+        crate::linalg::to_f_order(a.select(Axis(1), &order).view()),
+        spec.client_sizes(m),
+    ))
+}
+
+/// Sample indices per client: every class is shuffled and cut in proportions ~ Dirichlet(α).
+/// Redrawn (up to 100 times) until every client has at least one sample.
+fn dirichlet_groups(
+    labels: &[u32],
+    clients: usize,
+    alpha: f64,
+    rng: &mut impl Rng,
+) -> Result<Vec<Vec<usize>>> {
+    let gamma =
+        Gamma::new(alpha, 1.0).map_err(|e| anyhow::anyhow!("Dirichlet(alpha = {alpha}): {e}"))?;
+    let classes = labels.iter().max().map_or(0, |&c| c as usize + 1);
+    for _ in 0..100 {
+        let mut groups = vec![Vec::new(); clients];
+        for c in 0..classes {
+            let mut members: Vec<usize> = (0..labels.len())
+                .filter(|&j| labels[j] as usize == c)
+                .collect();
+            members.shuffle(rng);
+            let w: Vec<f64> = (0..clients).map(|_| gamma.sample(rng)).collect();
+            let total: f64 = w.iter().sum();
+            let mut start = 0;
+            let mut acc = 0.0;
+            for (i, wi) in w.iter().enumerate() {
+                acc += wi / total;
+                let end = if i + 1 == clients {
+                    members.len()
+                } else {
+                    ((acc * members.len() as f64).round() as usize).min(members.len())
+                };
+                groups[i].extend_from_slice(&members[start..end.max(start)]);
+                start = end.max(start);
+            }
+        }
+        if groups.iter().all(|g| !g.is_empty()) {
+            return Ok(groups);
+        }
+    }
+    bail!("Dirichlet(alpha = {alpha}) left a client without samples in 100 draws: use a larger alpha or fewer clients")
 }

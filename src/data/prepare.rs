@@ -21,8 +21,8 @@ impl std::fmt::Display for DatasetAbsent {
 
 impl std::error::Error for DatasetAbsent {}
 
-/// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess.
-pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<Array2<f64>> {
+/// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess; with their labels.
+pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(Array2<f64>, Vec<u32>)> {
     let name = spec
         .dataset
         .as_deref()
@@ -39,7 +39,8 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<Array2<f64>> {
         DataSplit::Test => Split::Test,
         DataSplit::All => Split::All,
     };
-    let x = datasets::load_dense(root, name, split)?.x;
+    let data = datasets::load_dense(root, name, split)?;
+    let x = data.x;
     if x.nrows() != spec.n {
         bail!(
             "data.n = {} but {name} has {} features: set data.n = {}",
@@ -59,7 +60,7 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<Array2<f64>> {
     for step in &spec.preprocess {
         apply(&mut a, *step)?;
     }
-    Ok(a)
+    Ok((a, data.labels[..spec.m].to_vec()))
 }
 
 fn apply(a: &mut Array2<f64>, step: Preprocess) -> Result<()> {

@@ -162,9 +162,14 @@ pub enum Scheme {
     Even,
     /// m_i = unit·i for i = 1..d (FAPS Table 4); m must equal unit·d(d+1)/2.
     Uneven,
+    /// Samples shuffled (seeded), then split evenly: IID clients.
+    Iid,
+    /// Non-IID by label: each class is split over the clients in proportions drawn from a
+    /// symmetric Dirichlet(alpha) (small alpha = few classes per client). Datasets only.
+    Dirichlet,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PartitionSpec {
     pub scheme: Scheme,
@@ -174,6 +179,9 @@ pub struct PartitionSpec {
     /// m when present (so a profile that changes m but not unit is caught).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<usize>,
+    /// Dirichlet only: the concentration α > 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
 }
 
 impl PartitionSpec {
@@ -182,7 +190,10 @@ impl PartitionSpec {
     pub fn client_sizes(&self, m: usize) -> Vec<usize> {
         let d = self.clients;
         match self.scheme {
-            Scheme::Even => (0..d).map(|i| m / d + usize::from(i < m % d)).collect(),
+            // Dirichlet sizes are drawn at run time (data::partition::arrange); even as a fallback.
+            Scheme::Even | Scheme::Iid | Scheme::Dirichlet => {
+                (0..d).map(|i| m / d + usize::from(i < m % d)).collect()
+            }
             Scheme::Uneven => {
                 let unit = self.unit.unwrap_or(m / (d * (d + 1) / 2));
                 (1..=d).map(|i| unit * i).collect()
@@ -322,7 +333,7 @@ macro_rules! names {
 }
 names!(Generator { Svd => "svd", Dataset => "dataset" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
-names!(Scheme { Even => "even", Uneven => "uneven" });
+names!(Scheme { Even => "even", Uneven => "uneven", Iid => "iid", Dirichlet => "dirichlet" });
 names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars" });
 names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", Bytes => "bytes" });
 names!(YMetric { Kkt => "kkt", SvErr => "sv_err", SubspaceDist => "subspace_dist", Objective => "objective", LeakErr => "leak_err" });

@@ -224,8 +224,38 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
             format!("clients = 0: need at least 1 client{at}"),
         ));
     }
+    match (pa.scheme, pa.alpha) {
+        (Scheme::Dirichlet, None) => {
+            return Err(loc.error(
+                "partition.alpha",
+                format!("missing: scheme = \"dirichlet\" needs alpha > 0{at}"),
+            ))
+        }
+        (Scheme::Dirichlet, Some(a)) if !(a.is_finite() && a > 0.0) => {
+            return Err(loc.error(
+                "partition.alpha",
+                format!("alpha = {a}: must be a finite number > 0{at}"),
+            ))
+        }
+        (Scheme::Dirichlet, _) if d.generator != super::schema::Generator::Dataset => {
+            return Err(loc.error(
+                "partition.scheme",
+                format!(
+                    "scheme = \"dirichlet\" splits by label: it needs generator = \"dataset\"{at}"
+                ),
+            ))
+        }
+        (Scheme::Dirichlet, _) => {}
+        (_, Some(_)) => {
+            return Err(loc.error(
+                "partition.alpha",
+                format!("alpha is only used by scheme = \"dirichlet\": remove it{at}"),
+            ))
+        }
+        _ => {}
+    }
     match pa.scheme {
-        Scheme::Even => {
+        Scheme::Even | Scheme::Iid | Scheme::Dirichlet => {
             if c > m {
                 return Err(loc.blame(&["partition.clients", "data.m"], format!(
                     "partition.clients = {c} exceeds data.m = {m}: every client needs at least one sample{at}"

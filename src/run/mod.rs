@@ -11,7 +11,9 @@ pub use stop::{StopReason, StopRule};
 
 use crate::attack;
 use crate::data::{
-    cache::MatrixCache, partition::split_columns, prepare, synthetic, uniform_matrix,
+    cache::MatrixCache,
+    partition::{self, split_columns},
+    prepare, synthetic, uniform_matrix,
 };
 use crate::linalg::orth;
 use crate::manifest::{AttackSpec, DataSpec, Experiment, Generator, MethodSpec, Point, Spectrum};
@@ -224,6 +226,8 @@ pub fn describe(key: &RunKey) -> String {
 pub struct Instance {
     pub point: Point,
     pub a: Array2<f64>,
+    /// Samples per client, in column order of `a`.
+    pub sizes: Vec<usize>,
     pub reference: Reference,
     pub z0: Array2<f64>,
     pub seed: u64,
@@ -254,13 +258,22 @@ impl Instance {
         let data_seed = seed::derive(run_seed, &["data", &key]);
         let full_key = format!("{key}-seed{data_seed}");
         let task = progress.task(&format!("data {key} (generated or loaded, then cached)"));
-        let a = match spec.generator {
-            Generator::Svd => cache.get_or_build("svd", &full_key, || {
-                synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
-            })?,
+        let (a, labels) = match spec.generator {
+            Generator::Svd => {
+                let a = cache.get_or_build("svd", &full_key, || {
+                    synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
+                })?;
+                (a, None)
+            }
             // Real data is read (and its checksums verified) on every run, not cached.
-            Generator::Dataset => prepare::dataset_matrix(spec, data_dir)?,
+            Generator::Dataset => {
+                let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
+                (a, Some(labels))
+            }
         };
+        // The sample order does not change AAᵀ, so the cached reference stays valid.
+        let mut rng = seed::rng(run_seed, &["partition", &key]);
+        let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
         task.set_message(format!(
             "reference for {key}: Gram matrix and dsyevd (cached)"
         ));
@@ -279,6 +292,7 @@ impl Instance {
         Ok(Self {
             point: point.clone(),
             a,
+            sizes,
             reference,
             z0,
             seed: run_seed,
@@ -296,8 +310,7 @@ pub fn run_one(
     opts: &Options,
     progress: &Progress,
 ) -> Result<RunRecord> {
-    let sizes = inst.point.partition.client_sizes(inst.a.ncols());
-    let blocks = split_columns(inst.a.view(), &sizes);
+    let blocks = split_columns(inst.a.view(), &inst.sizes);
     let attacked = attack.map(|a| a.client - 1);
     let setup = Setup {
         blocks: blocks.clone(),

@@ -13,6 +13,7 @@ fn sci(v: Option<f64>) -> String {
 
 fn ratio(ours: f64, paper: Option<f64>) -> String {
     match paper {
+        Some(p) if p != 0.0 && (ours / p).abs() < 0.1 => format!("{:.1e}", ours / p),
         Some(p) if p != 0.0 => format!("{:.2}", ours / p),
         _ => "—".into(),
     }

@@ -116,10 +116,6 @@ fn fingerprint(
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn params_text(m: &MethodSpec) -> String {
-    m.variant.clone()
-}
-
 /// Run (or load) every run of `exp`.
 pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> Result<Outcome> {
     let started_unix = unix_now();
@@ -163,7 +159,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                         point: point.label.clone(),
                         method: m.name.clone(),
                         label: m.label.clone(),
-                        params: params_text(m),
+                        params: m.variant.clone(),
                         seed: run_seed,
                         fingerprint: fingerprint(exp, point, m, params, attack.as_ref()),
                     };

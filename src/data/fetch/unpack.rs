@@ -131,19 +131,7 @@ pub fn from_tar_gz(archive: &Path, takes: &[Take]) -> Result<Vec<String>> {
     {
         let entry = entry.with_context(|| format!("{name}: corrupt or truncated tar archive"))?;
         let path = entry.path()?.to_string_lossy().into_owned();
-        if let Some(k) = takes.iter().position(|t| is_member(&path, t.from)) {
-            if got[k].is_none() {
-                let t = &takes[k];
-                let gunzip = needs_gunzip(t.from, &t.dest.to_string_lossy());
-                let what = format!("{name}: member {path}");
-                got[k] = Some(install(
-                    maybe_gunzip(entry, gunzip),
-                    &what,
-                    &t.dest,
-                    t.expected,
-                )?);
-            }
-        }
+        take_if_wanted(&name, &path, entry, takes, &mut got)?;
     }
     collect(&name, takes, got)
 }
@@ -163,21 +151,33 @@ pub fn from_zip(archive: &Path, takes: &[Take]) -> Result<Vec<String>> {
             .name()
             .with_context(|| format!("{name}: entry {i} has an unreadable name"))?
             .into_owned();
-        if let Some(k) = takes.iter().position(|t| is_member(&path, t.from)) {
-            if got[k].is_none() {
-                let t = &takes[k];
-                let gunzip = needs_gunzip(t.from, &t.dest.to_string_lossy());
-                let what = format!("{name}: member {path}");
-                got[k] = Some(install(
-                    maybe_gunzip(entry, gunzip),
-                    &what,
-                    &t.dest,
-                    t.expected,
-                )?);
-            }
-        }
+        take_if_wanted(&name, &path, entry, takes, &mut got)?;
     }
     collect(&name, takes, got)
+}
+
+/// Install archive member `path` if it is one of `takes` not installed yet (the first copy wins).
+fn take_if_wanted(
+    name: &str,
+    path: &str,
+    reader: impl Read,
+    takes: &[Take],
+    got: &mut [Option<String>],
+) -> Result<()> {
+    if let Some(k) = takes.iter().position(|t| is_member(path, t.from)) {
+        if got[k].is_none() {
+            let t = &takes[k];
+            let gunzip = needs_gunzip(t.from, &t.dest.to_string_lossy());
+            let what = format!("{name}: member {path}");
+            got[k] = Some(install(
+                maybe_gunzip(reader, gunzip),
+                &what,
+                &t.dest,
+                t.expected,
+            )?);
+        }
+    }
+    Ok(())
 }
 
 fn collect(name: &str, takes: &[Take], got: Vec<Option<String>>) -> Result<Vec<String>> {

@@ -3,7 +3,7 @@
 //! Column names are a contract with users' scripts; extra columns only ever go at the end.
 
 use crate::manifest::{Experiment, PaperResult};
-use crate::run::RunRecord;
+use crate::run::{RunRecord, TraceRow};
 use crate::util::atomic_write;
 use anyhow::Result;
 use polars::prelude::*;
@@ -43,70 +43,37 @@ fn opt_f64_col(name: &str, v: Vec<Option<f64>>) -> Column {
 
 /// One row per (run, round).
 pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
-    let rows = records
+    let rows: Vec<(&RunRecord, &TraceRow)> = records
         .iter()
-        .flat_map(|r| r.trace.iter().map(move |t| (r, t)));
-    let n = records.iter().map(|r| r.trace.len()).sum::<usize>();
-    let (mut experiment, mut profile, mut method, mut params, mut seed) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    let (mut round, mut inner, mut time, mut up, mut down, mut vectors) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
-    let (mut objective, mut kkt, mut sv_err, mut dist, mut point, mut leak) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
-    for (r, t) in rows {
-        experiment.push(exp.id.clone());
-        profile.push(exp.profile.clone());
-        method.push(r.key.label.clone());
-        params.push(r.key.params.clone());
-        seed.push(r.key.seed);
-        round.push(t.round);
-        inner.push(t.inner_iters);
-        time.push(t.time_s);
-        up.push(t.bytes_up);
-        down.push(t.bytes_down);
-        vectors.push(t.vectors);
-        objective.push(t.objective);
-        kkt.push(t.kkt);
-        sv_err.push(t.sv_err);
-        dist.push(t.subspace_dist);
-        point.push(r.key.point.clone());
-        leak.push(t.leak_err);
-    }
+        .flat_map(|r| r.trace.iter().map(move |t| (r, t)))
+        .collect();
+    let each = |f: &dyn Fn(&RunRecord, &TraceRow) -> String| {
+        rows.iter().map(|(r, t)| f(r, t)).collect::<Vec<String>>()
+    };
+    let ints = |f: &dyn Fn(&TraceRow) -> u64| rows.iter().map(|(_, t)| f(t)).collect::<Vec<u64>>();
+    let floats =
+        |f: &dyn Fn(&TraceRow) -> f64| rows.iter().map(|(_, t)| f(t)).collect::<Vec<f64>>();
     Ok(DataFrame::new_infer_height(vec![
-        str_col("experiment", experiment),
-        str_col("profile", profile),
-        str_col("method", method),
-        str_col("params", params),
-        Column::new("seed".into(), seed),
-        Column::new("round".into(), round),
-        f64_col("inner_iters", inner),
-        f64_col("time_s", time),
-        Column::new("bytes_up".into(), up),
-        Column::new("bytes_down".into(), down),
-        Column::new("vectors".into(), vectors),
-        f64_col("objective", objective),
-        f64_col("kkt", kkt),
-        f64_col("sv_err", sv_err),
-        f64_col("subspace_dist", dist),
-        str_col("point", point),
-        opt_f64_col("leak_err", leak),
+        str_col("experiment", vec![exp.id.clone(); rows.len()]),
+        str_col("profile", vec![exp.profile.clone(); rows.len()]),
+        str_col("method", each(&|r, _| r.key.label.clone())),
+        str_col("params", each(&|r, _| r.key.params.clone())),
+        Column::new(
+            "seed".into(),
+            rows.iter().map(|(r, _)| r.key.seed).collect::<Vec<u64>>(),
+        ),
+        Column::new("round".into(), ints(&|t| t.round)),
+        f64_col("inner_iters", floats(&|t| t.inner_iters)),
+        f64_col("time_s", floats(&|t| t.time_s)),
+        Column::new("bytes_up".into(), ints(&|t| t.bytes_up)),
+        Column::new("bytes_down".into(), ints(&|t| t.bytes_down)),
+        Column::new("vectors".into(), ints(&|t| t.vectors)),
+        f64_col("objective", floats(&|t| t.objective)),
+        f64_col("kkt", floats(&|t| t.kkt)),
+        f64_col("sv_err", floats(&|t| t.sv_err)),
+        f64_col("subspace_dist", floats(&|t| t.subspace_dist)),
+        str_col("point", each(&|r, _| r.key.point.clone())),
+        opt_f64_col("leak_err", rows.iter().map(|(_, t)| t.leak_err).collect()),
     ])?)
 }
 

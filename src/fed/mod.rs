@@ -70,14 +70,6 @@ impl<C: Send> Federation<C> {
         self.clients.len()
     }
 
-    /// Local computation on every client; nothing is sent, so nothing is returned.
-    pub fn local(&mut self, f: impl Fn(usize, &mut C) + Sync + Send) {
-        self.clients
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, c)| f(i, c));
-    }
-
     /// One communication round: broadcast `msg` to every client, each client answers with an
     /// [`Upload`] computed from its own state and the message; the server gets the sums.
     pub fn round(

@@ -74,11 +74,6 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// Whether the leakage attack was evaluated on this run.
-    pub fn has_attack(&self) -> bool {
-        self.trace.iter().any(|t| t.leak_err.is_some())
-    }
-
     /// First round at which `value` is at or below `target`.
     pub fn first_round_below(
         &self,

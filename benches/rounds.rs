@@ -8,7 +8,7 @@
 //! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use dpca_bench::data::{cache::MatrixCache, partition::split_columns, uniform_matrix};
+use dpca_bench::data::{cache::MatrixCache, uniform_matrix};
 use dpca_bench::linalg::force_single_threaded_blas;
 use dpca_bench::manifest;
 use dpca_bench::methods::{faps, ssi::Ssi, Method, Setup};
@@ -42,7 +42,7 @@ fn instance() -> Instance {
 
 fn setup(inst: &Instance) -> Setup<'_> {
     Setup {
-        blocks: split_columns(inst.a.view(), &inst.sizes),
+        blocks: inst.a.view().split(&inst.sizes),
         p: inst.point.problem.p,
         z0: inst.z0.clone(),
         seed: 1,
@@ -54,8 +54,8 @@ fn benches(c: &mut Criterion) {
     force_single_threaded_blas();
     let inst = instance();
     let (n, m, p, d) = (
-        inst.a.nrows(),
-        inst.a.ncols(),
+        inst.a.n(),
+        inst.a.m(),
         inst.point.problem.p,
         inst.point.partition.clients,
     );

@@ -29,7 +29,7 @@ fn ssi_transcript_reveals_the_local_gram_matrix() {
     let s = small(N, 600, P, 1.05, 21);
     let mut st = setup(&s, D);
     st.watch = Some(vec![0]);
-    let a1 = st.blocks[0];
+    let a1 = st.blocks[0].as_dense().unwrap();
     let k = N.div_ceil(P) + 1;
     let errs = attack(Box::new(Ssi::new(st)), a1, k + 3);
     assert!(errs[0] > 1e-2, "one round cannot reveal it: {:e}", errs[0]);
@@ -45,7 +45,7 @@ fn localpower_transcript_reveals_the_local_gram_matrix() {
     let s = small(N, 600, P, 1.05, 22);
     let mut st = setup(&s, D);
     st.watch = Some(vec![0]);
-    let a1 = st.blocks[0];
+    let a1 = st.blocks[0].as_dense().unwrap();
     let k = N.div_ceil(P) + 1;
     let errs = attack(
         Box::new(LocalPower::new(st, LpParams::default())),
@@ -64,7 +64,7 @@ fn faps_transcript_does_not_reveal_it() {
     let s = small(N, 600, P, 1.05, 23);
     let mut st = setup(&s, D);
     st.watch = Some(vec![0]);
-    let a1 = st.blocks[0];
+    let a1 = st.blocks[0].as_dense().unwrap();
     let errs = attack(Box::new(Faps::new(st, Params::default())), a1, 40);
     let min = errs.iter().cloned().fold(f64::INFINITY, f64::min);
     assert!(

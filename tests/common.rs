@@ -1,10 +1,11 @@
 //! Shared helpers for the integration tests: a small synthetic problem.
 #![allow(dead_code)]
 
-use dpca_bench::data::{partition::split_columns, synthetic, uniform_matrix};
+use dpca_bench::data::matrix::Block;
+use dpca_bench::data::{synthetic, uniform_matrix};
 use dpca_bench::linalg::orth;
 use dpca_bench::methods::Setup;
-use dpca_bench::problem::subspace::{gram, Reference};
+use dpca_bench::problem::subspace::Reference;
 use dpca_bench::seed;
 use ndarray::{Array2, ArrayView2};
 
@@ -18,7 +19,7 @@ pub struct Small {
 /// A = UΣVᵀ with a geometric spectrum: n×m, p columns sought.
 pub fn small(n: usize, m: usize, p: usize, xi: f64, s: u64) -> Small {
     let a = synthetic::svd_matrix(n, m, synthetic::Spectrum::Geometric { xi }, s).unwrap();
-    let reference = Reference::from_gram(gram(a.view())).unwrap();
+    let reference = Reference::from_gram(Block::Dense(a.view()).gram()).unwrap();
     let z0 = orth(uniform_matrix(n, p, &mut seed::rng(s, &["z0"])).view());
     Small {
         a,
@@ -28,10 +29,12 @@ pub fn small(n: usize, m: usize, p: usize, xi: f64, s: u64) -> Small {
     }
 }
 
-pub fn even_blocks(a: ArrayView2<f64>, d: usize) -> Vec<ArrayView2<f64>> {
-    let m = a.ncols();
-    let sizes: Vec<usize> = (0..d).map(|i| m / d + usize::from(i < m % d)).collect();
-    split_columns(a, &sizes)
+pub fn even_sizes(m: usize, d: usize) -> Vec<usize> {
+    (0..d).map(|i| m / d + usize::from(i < m % d)).collect()
+}
+
+pub fn even_blocks(a: ArrayView2<f64>, d: usize) -> Vec<Block> {
+    Block::Dense(a).split(&even_sizes(a.ncols(), d))
 }
 
 pub fn setup<'a>(s: &'a Small, d: usize) -> Setup<'a> {

@@ -864,4 +864,25 @@ name = "ssi"
         err.contains("ds.toml:14") && err.contains("data.xi"),
         "{err}"
     );
+    // Sparse (LIBSVM) data stays sparse: centring would densify it; rescaling is allowed.
+    let rcv1 = base
+        .replace("dataset = \"mnist\"", "dataset = \"rcv1-binary\"")
+        .replace("n = 784", "n = 47236");
+    std::fs::write(&path, &rcv1).unwrap();
+    let err = dpca_bench::manifest::load(&path, "quick")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ds.toml:11")
+            && err.contains("data.preprocess")
+            && err.contains("densify")
+            && err.contains("scale01"),
+        "{err}"
+    );
+    std::fs::write(
+        &path,
+        rcv1.replace("[\"scale01\", \"center\"]", "[\"unit_top\"]"),
+    )
+    .unwrap();
+    dpca_bench::manifest::load(&path, "quick").unwrap();
 }

@@ -3,6 +3,7 @@
 mod common;
 
 use common::{setup, small};
+use dpca_bench::data::matrix::Block;
 use dpca_bench::methods::faps::{Faps, InnerRule, Params};
 use dpca_bench::methods::ssi::Ssi;
 use dpca_bench::methods::Method;
@@ -15,12 +16,17 @@ fn run(
 ) -> dpca_bench::problem::subspace::Metrics {
     for _ in 0..max {
         m.step().unwrap();
-        let met = s.reference.metrics(m.estimate().view()).unwrap();
+        let met = s
+            .reference
+            .metrics(Block::Dense(s.a.view()), m.estimate().view())
+            .unwrap();
         if met.subspace_dist < 1e-11 {
             return met;
         }
     }
-    s.reference.metrics(m.estimate().view()).unwrap()
+    s.reference
+        .metrics(Block::Dense(s.a.view()), m.estimate().view())
+        .unwrap()
 }
 
 #[test]
@@ -67,7 +73,11 @@ fn faps_objective_is_the_objective_of_the_broadcast_iterate() {
     for _ in 0..5 {
         let z = m.estimate().clone();
         let f = m.step().unwrap().objective.unwrap();
-        let exact = s.reference.metrics(z.view()).unwrap().objective;
+        let exact = s
+            .reference
+            .metrics(Block::Dense(s.a.view()), z.view())
+            .unwrap()
+            .objective;
         assert!((f - exact).abs() <= 1e-10 * exact, "{f} vs {exact}");
     }
 }

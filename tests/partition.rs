@@ -1,13 +1,21 @@
 //! Client partitions: IID shuffles, Dirichlet splits by label, both keep every sample once.
 
+use dpca_bench::data::loaders::Csr;
+use dpca_bench::data::matrix::DataMatrix;
 use dpca_bench::data::partition::arrange;
 use dpca_bench::manifest::{PartitionSpec, Scheme};
 use dpca_bench::seed;
 use ndarray::Array2;
 
 /// A 1×m matrix whose entry j is j: after arranging, the row tells where each sample went.
-fn tagged(m: usize) -> Array2<f64> {
-    Array2::from_shape_fn((1, m), |(_, j)| j as f64)
+fn tagged(m: usize) -> DataMatrix {
+    DataMatrix::Dense(Array2::from_shape_fn((1, m), |(_, j)| j as f64))
+}
+
+/// The same as sparse samples of one feature (sample 0's value is 0: stored explicitly).
+fn tagged_sparse(m: usize) -> DataMatrix {
+    let values: Vec<f64> = (0..m).map(|j| j as f64).collect();
+    DataMatrix::Sparse(Csr::new(1, (0..=m).collect(), vec![0; m], values).unwrap())
 }
 
 fn spec(scheme: Scheme, clients: usize, alpha: Option<f64>) -> PartitionSpec {
@@ -19,8 +27,11 @@ fn spec(scheme: Scheme, clients: usize, alpha: Option<f64>) -> PartitionSpec {
     }
 }
 
-fn columns(a: &Array2<f64>) -> Vec<usize> {
-    a.row(0).iter().map(|&v| v as usize).collect()
+fn columns(a: &DataMatrix) -> Vec<usize> {
+    match a {
+        DataMatrix::Dense(a) => a.row(0).iter().map(|&v| v as usize).collect(),
+        DataMatrix::Sparse(a) => a.values().iter().map(|&v| v as usize).collect(),
+    }
 }
 
 #[test]
@@ -84,6 +95,21 @@ fn dirichlet_skews_labels_more_for_small_alpha() {
     assert!(
         skewed < 4.0 && mixed > 9.0,
         "classes per client: α=0.1 → {skewed}, α=100 → {mixed}"
+    );
+}
+
+#[test]
+fn sparse_samples_are_permuted_like_dense_columns() {
+    let part = spec(Scheme::Iid, 3, None);
+    let (dense, sizes) = arrange(tagged(50), None, &part, &mut seed::rng(4, &["p"])).unwrap();
+    let (sparse, sizes_sparse) =
+        arrange(tagged_sparse(50), None, &part, &mut seed::rng(4, &["p"])).unwrap();
+    assert_eq!(columns(&dense), columns(&sparse));
+    assert_eq!(sizes, sizes_sparse);
+    let blocks = sparse.view().split(&sizes);
+    assert_eq!(
+        blocks.iter().map(|b| b.samples()).collect::<Vec<_>>(),
+        sizes
     );
 }
 

@@ -2,15 +2,16 @@
 //! detects corruption.
 
 use dpca_bench::data::cache::{read_matrix, write_matrix, MatrixCache};
+use dpca_bench::data::matrix::Block;
 use dpca_bench::data::synthetic::{svd_matrix, Spectrum};
-use dpca_bench::problem::subspace::{gram, Reference};
+use dpca_bench::problem::subspace::Reference;
 
 #[test]
 fn singular_values_are_the_prescribed_spectrum() {
     let (n, m) = (40, 3000);
     let spec = Spectrum::Geometric { xi: 1.1 };
     let a = svd_matrix(n, m, spec, 11).unwrap();
-    let r = Reference::from_gram(gram(a.view())).unwrap();
+    let r = Reference::from_gram(Block::Dense(a.view()).gram()).unwrap();
     let sv = r.singular_values(n);
     let want = spec.values(n);
     for i in 0..n {
@@ -24,7 +25,7 @@ fn singular_values_are_the_prescribed_spectrum() {
     // Left singular vectors are exactly U's columns only up to sign; check the arithmetic one too.
     let spec = Spectrum::Arithmetic { kappa: 10.0 };
     let a = svd_matrix(n, m, spec, 12).unwrap();
-    let sv = Reference::from_gram(gram(a.view()))
+    let sv = Reference::from_gram(Block::Dense(a.view()).gram())
         .unwrap()
         .singular_values(n);
     assert!((sv[0] - 1.0).abs() < 1e-12 && (sv[n - 1] - 0.1).abs() < 1e-12);

@@ -4,6 +4,7 @@ pub mod cache;
 pub mod datasets;
 pub mod fetch;
 pub mod loaders;
+pub mod matrix;
 pub mod partition;
 pub mod prepare;
 pub mod synthetic;

@@ -1,38 +1,25 @@
-//! Column partitions of A over clients, as views (no copies).
+//! Sample partitions of A over clients.
 //!
-//! A is stored column-major, so every client's column block A_i is one contiguous slice. The
-//! shuffled schemes (IID, Dirichlet by label) permute the columns once, when the instance is
-//! built, so that each client's samples are again one contiguous block.
+//! Every client's samples are one block of consecutive samples, a view into the one matrix
+//! ([`Block::split`](crate::data::matrix::Block::split)). The shuffled schemes (IID, Dirichlet
+//! by label) permute the samples once, when the instance is built, so that this holds again.
 
+use super::matrix::DataMatrix;
 use crate::manifest::{PartitionSpec, Scheme};
 use anyhow::{bail, Result};
-use ndarray::{s, Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
-/// Views A_1..A_d of consecutive column blocks with the given sizes.
-pub fn split_columns<'a>(a: ArrayView2<'a, f64>, sizes: &[usize]) -> Vec<ArrayView2<'a, f64>> {
-    let mut start = 0;
-    sizes
-        .iter()
-        .map(|&len| {
-            let v = a.slice_move(s![.., start..start + len]);
-            start += len;
-            v
-        })
-        .collect()
-}
-
-/// Order the columns of `a` for `spec` and return the client sizes. Even and uneven splits keep
+/// Order the samples of `a` for `spec` and return the client sizes. Even and uneven splits keep
 /// the order; IID shuffles; Dirichlet groups each client's label-drawn samples together.
 pub fn arrange(
-    a: Array2<f64>,
+    a: DataMatrix,
     labels: Option<&[u32]>,
     spec: &PartitionSpec,
     rng: &mut impl Rng,
-) -> Result<(Array2<f64>, Vec<usize>)> {
-    let m = a.ncols();
+) -> Result<(DataMatrix, Vec<usize>)> {
+    let m = a.m();
     let order: Vec<usize> = match spec.scheme {
         Scheme::Even | Scheme::Uneven => return Ok((a, spec.client_sizes(m))),
         Scheme::Iid => {
@@ -48,16 +35,10 @@ pub fn arrange(
             let groups = dirichlet_groups(&labels[..m], spec.clients, alpha, rng)?;
             let sizes = groups.iter().map(Vec::len).collect();
             let order: Vec<usize> = groups.into_iter().flatten().collect();
-            return Ok((
-                crate::linalg::to_f_order(a.select(Axis(1), &order).view()),
-                sizes,
-            ));
+            return Ok((a.select(&order), sizes));
         }
     };
-    Ok((
-        crate::linalg::to_f_order(a.select(Axis(1), &order).view()),
-        spec.client_sizes(m),
-    ))
+    Ok((a.select(&order), spec.client_sizes(m)))
 }
 
 /// Sample indices per client: every class is shuffled and cut in proportions ~ Dirichlet(α).

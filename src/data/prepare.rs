@@ -3,7 +3,9 @@
 
 use super::datasets::{self, Split};
 use super::fetch;
+use super::matrix::{Block, DataMatrix};
 use crate::manifest::{DataSpec, DataSplit, Preprocess};
+use crate::problem::subspace::top_eigenvalue;
 use anyhow::{bail, Result};
 use ndarray::{s, Array2, Axis};
 use std::path::Path;
@@ -22,7 +24,8 @@ impl std::fmt::Display for DatasetAbsent {
 impl std::error::Error for DatasetAbsent {}
 
 /// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess; with their labels.
-pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(Array2<f64>, Vec<u32>)> {
+/// LIBSVM datasets stay sparse.
+pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u32>)> {
     let name = spec
         .dataset
         .as_deref()
@@ -39,28 +42,57 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(Array2<f64>, Vec<
         DataSplit::Test => Split::Test,
         DataSplit::All => Split::All,
     };
-    let data = datasets::load_dense(root, name, split)?;
-    let x = data.x;
-    if x.nrows() != spec.n {
+    let (x, labels) = if matches!(ds.format, datasets::Format::Libsvm { .. }) {
+        let data = datasets::load_sparse(root, name, split)?;
+        (DataMatrix::Sparse(data.x), data.labels)
+    } else {
+        let data = datasets::load_dense(root, name, split)?;
+        (DataMatrix::Dense(data.x), data.labels)
+    };
+    if x.n() != spec.n {
         bail!(
             "data.n = {} but {name} has {} features: set data.n = {}",
             spec.n,
-            x.nrows(),
-            x.nrows()
+            x.n(),
+            x.n()
         );
     }
-    if spec.m > x.ncols() {
+    if spec.m > x.m() {
         bail!(
             "data.m = {} but the {name} split has only {} samples",
             spec.m,
-            x.ncols()
+            x.m()
         );
     }
-    let mut a = crate::linalg::to_f_order(x.slice(s![.., ..spec.m]));
+    let mut a = match x {
+        DataMatrix::Dense(x) => {
+            DataMatrix::Dense(crate::linalg::to_f_order(x.slice(s![.., ..spec.m])))
+        }
+        sparse if spec.m == sparse.m() => sparse,
+        sparse => sparse.select(&(0..spec.m).collect::<Vec<_>>()),
+    };
     for step in &spec.preprocess {
-        apply(&mut a, *step)?;
+        match &mut a {
+            DataMatrix::Dense(d) => apply(d, *step)?,
+            DataMatrix::Sparse(_) if *step == Preprocess::UnitTop => {
+                let top = top_eigenvalue(a.view())?;
+                a.scale(1.0 / positive_top(top)?.sqrt());
+            }
+            DataMatrix::Sparse(_) => bail!(
+                "preprocessing step `{}` would densify the sparse dataset {name}: \
+                 only unit_top keeps it sparse",
+                step.name()
+            ),
+        }
     }
-    Ok((a, data.labels[..spec.m].to_vec()))
+    Ok((a, labels[..spec.m].to_vec()))
+}
+
+fn positive_top(top: f64) -> Result<f64> {
+    if top <= 0.0 {
+        bail!("cannot rescale to λ₁ = 1: the data matrix is zero");
+    }
+    Ok(top)
 }
 
 fn apply(a: &mut Array2<f64>, step: Preprocess) -> Result<()> {
@@ -77,11 +109,7 @@ fn apply(a: &mut Array2<f64>, step: Preprocess) -> Result<()> {
             *a *= &inv.insert_axis(Axis(1));
         }
         Preprocess::UnitTop => {
-            let g = crate::problem::subspace::gram(a.view());
-            let top = crate::linalg::sym_eig_desc(g.view())?.values[0];
-            if top <= 0.0 {
-                bail!("cannot rescale to λ₁ = 1: the data matrix is zero");
-            }
+            let top = positive_top(top_eigenvalue(Block::Dense(a.view()))?)?;
             a.mapv_inplace(|v| v / top.sqrt());
         }
     }

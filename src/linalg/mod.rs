@@ -5,12 +5,13 @@
 //! row-major input.
 
 mod eig;
+pub mod krylov;
 mod orth;
 
 pub use eig::{sym_eig_desc, SymEig};
 pub use orth::{cholesky_upper, orth, orth_with_r};
 
-use ndarray::{Array2, ArrayView2, ShapeBuilder};
+use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder};
 
 /// An owned column-major copy of `a`.
 pub fn to_f_order(a: ArrayView2<f64>) -> Array2<f64> {
@@ -19,23 +20,22 @@ pub fn to_f_order(a: ArrayView2<f64>) -> Array2<f64> {
     out
 }
 
-/// `A (Aᵀ X)`: the product with the local Gram matrix, without ever forming it.
-pub fn gram_times(a: ArrayView2<f64>, x: ArrayView2<f64>) -> Array2<f64> {
-    a.dot(&a.t().dot(&x))
-}
-
 /// Squared Frobenius norm.
 pub fn fro2(a: ArrayView2<f64>) -> f64 {
     a.iter().map(|v| v * v).sum()
 }
 
-/// Estimate ‖A‖₂² (largest eigenvalue of AAᵀ) by `iters` power steps from `start`.
-/// Used for FAPS's β⁽⁰⁾ = 0.15‖A_i‖₂², where a few steps are accurate enough.
-pub fn spectral_norm2(a: ArrayView2<f64>, start: ndarray::Array1<f64>, iters: usize) -> f64 {
+/// Estimate the largest eigenvalue of the PSD operator `apply` (AAᵀ: ‖A‖₂²) by `iters` power
+/// steps from `start`. Used for FAPS's β⁽⁰⁾ = 0.15‖A_i‖₂², where a few steps are accurate enough.
+pub fn spectral_norm2(
+    apply: impl Fn(&Array1<f64>) -> Array1<f64>,
+    start: Array1<f64>,
+    iters: usize,
+) -> f64 {
     let mut v = start;
     let mut lambda = 0.0;
     for _ in 0..iters.max(1) {
-        let w = a.dot(&a.t().dot(&v));
+        let w = apply(&v);
         let norm = w.dot(&w).sqrt();
         if norm == 0.0 {
             return 0.0;

@@ -134,6 +134,18 @@ pub enum Preprocess {
     UnitTop,
 }
 
+impl Preprocess {
+    /// The name a manifest uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Scale01 => "scale01",
+            Self::Center => "center",
+            Self::Standardize => "standardize",
+            Self::UnitTop => "unit_top",
+        }
+    }
+}
+
 impl DataSpec {
     /// Canonical, file-name-safe text of every field, to name cached matrices. It does not
     /// contain the seed: the caller appends the data seed it derived.

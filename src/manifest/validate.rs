@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::locate::Locator;
-use super::schema::{RawManifest, RawPoint, Scheme, Spectrum};
+use super::schema::{Preprocess, RawManifest, RawPoint, Scheme, Spectrum};
 use super::ManifestError;
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
@@ -334,8 +334,21 @@ fn check_dataset(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             ),
         ));
     };
-    if let Err(e) = crate::data::datasets::find(name) {
-        return Err(loc.error("data.dataset", format!("{e}{at}")));
+    let ds = match crate::data::datasets::find(name) {
+        Ok(ds) => ds,
+        Err(e) => return Err(loc.error("data.dataset", format!("{e}{at}"))),
+    };
+    // Sparse data stays sparse: only rescaling keeps the zeros.
+    if matches!(ds.format, crate::data::datasets::Format::Libsvm { .. }) {
+        if let Some(step) = d.preprocess.iter().find(|s| **s != Preprocess::UnitTop) {
+            return Err(loc.error(
+                "data.preprocess",
+                format!(
+                    "`{}` would densify the sparse dataset {name}; only \"unit_top\" keeps it sparse{at}",
+                    step.name()
+                ),
+            ));
+        }
     }
     for (key, set) in [
         ("data.spectrum", d.spectrum.is_some()),

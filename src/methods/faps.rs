@@ -11,8 +11,9 @@
 //! The server sets Z ← orth(Σ_i Y_i). Nothing n×n is ever formed.
 
 use super::{Method, Setup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Counters, Federation, Transcript, Upload};
-use crate::linalg::{fro2, gram_times, orth, spectral_norm2};
+use crate::linalg::{fro2, orth};
 use crate::seed;
 use anyhow::Result;
 use ndarray::{Array1, Array2, ArrayView2};
@@ -101,7 +102,7 @@ impl Params {
 }
 
 struct Client<'a> {
-    a: ArrayView2<'a, f64>,
+    a: Block<'a>,
     x: Array2<f64>,
     w: Array2<f64>,
     beta: f64,
@@ -113,7 +114,7 @@ struct Client<'a> {
 impl Client<'_> {
     /// H_i V = A_iA_iᵀV + X_i(W_iᵀV) + W_i(X_iᵀV) + β_i Z(ZᵀV), at the current X_i, W_i.
     fn h_times(&self, z: ArrayView2<f64>, v: ArrayView2<f64>) -> Array2<f64> {
-        let mut hv = gram_times(self.a, v);
+        let mut hv = self.a.gram_times(v);
         hv += &self.x.dot(&self.w.t().dot(&v));
         hv += &self.w.dot(&self.x.t().dot(&v));
         hv += &(z.dot(&z.t().dot(&v)) * self.beta);
@@ -121,8 +122,8 @@ impl Client<'_> {
     }
 
     /// W = −(I − XXᵀ)A AᵀX, eq. (16).
-    fn multiplier_factor(a: ArrayView2<f64>, x: &Array2<f64>) -> Array2<f64> {
-        let t = gram_times(a, x.view());
+    fn multiplier_factor(a: Block, x: &Array2<f64>) -> Array2<f64> {
+        let t = a.gram_times(x.view());
         x.dot(&x.t().dot(&t)) - t
     }
 
@@ -184,7 +185,7 @@ impl<'a> Faps<'a> {
             .map(|(i, a)| {
                 let mut rng = seed::rng(setup.seed, &["beta0", &i.to_string()]);
                 let start = Array1::from_iter((0..n).map(|_| rng.random_range(-1.0..=1.0)));
-                let beta = params.beta0 * spectral_norm2(a, start, params.power_iters);
+                let beta = params.beta0 * a.spectral_norm2(start, params.power_iters);
                 let x = setup.z0.clone();
                 let w = Client::multiplier_factor(a, &x);
                 Client {
@@ -228,7 +229,7 @@ impl Method for Faps<'_> {
             // Y_i = (β X Xᵀ − X Wᵀ − W Xᵀ) Z, in O(np²).
             let xz = c.x.t().dot(&z);
             let y = c.x.dot(&(&xz * c.beta - c.w.t().dot(&z))) - c.w.dot(&xz);
-            let f_i = fro2(c.a.t().dot(&z).view());
+            let f_i = c.a.fro2_at(z);
             Upload {
                 matrix: y,
                 scalars: vec![f_i],

@@ -11,8 +11,9 @@
 //! common 1/m scale of the paper's weighted average).
 
 use super::{Method, Setup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Counters, Federation, Transcript, Upload};
-use crate::linalg::{gram_times, orth};
+use crate::linalg::orth;
 use anyhow::{Context, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use ndarray_linalg::SVD;
@@ -66,7 +67,7 @@ impl Params {
 }
 
 struct Client<'a> {
-    a: ArrayView2<'a, f64>,
+    a: Block<'a>,
 }
 
 pub struct LocalPower<'a> {
@@ -84,7 +85,7 @@ impl<'a> LocalPower<'a> {
     pub fn new(setup: Setup<'a>, params: Params) -> Self {
         let n = setup.n();
         let base = (0..setup.blocks.len())
-            .max_by_key(|&i| (setup.blocks[i].ncols(), std::cmp::Reverse(i)))
+            .max_by_key(|&i| (setup.blocks[i].samples(), std::cmp::Reverse(i)))
             .unwrap_or(0);
         let mut fed = Federation::new(setup.blocks.into_iter().map(|a| Client { a }).collect(), n);
         if let Some(w) = setup.watch {
@@ -132,13 +133,13 @@ impl Method for LocalPower<'_> {
         let (q, p) = (self.q, self.z.ncols());
         let aligned = q > 1 && self.params.align != Align::None;
         let uploads = self.fed.gather(self.z.view(), |c, z| {
-            let mut y = gram_times(c.a, z);
+            let mut y = c.a.gram_times(z);
             // ‖A_iᵀZ‖² = tr(ZᵀA_iA_iᵀZ), from the first product: the stop rule's share.
             let f_i = (&z * &y).sum();
             let mut zi = z.to_owned();
             for _ in 1..q {
                 zi = orth(y.view());
-                y = gram_times(c.a, zi.view());
+                y = c.a.gram_times(zi.view());
             }
             match (q, aligned) {
                 (1, _) => Upload::matrix(y),

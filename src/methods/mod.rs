@@ -8,9 +8,10 @@ pub mod localpower;
 pub mod registry;
 pub mod ssi;
 
+use crate::data::matrix::Block;
 use crate::fed::{Counters, Transcript};
 use anyhow::Result;
-use ndarray::{Array2, ArrayView2};
+use ndarray::Array2;
 
 /// What one outer iteration reports besides its messages (which the network counts).
 #[derive(Clone, Debug, Default)]
@@ -33,7 +34,7 @@ pub trait Method: Send {
 
 /// Everything a method needs to start: the clients' data blocks, p, the common start Z⁽⁰⁾.
 pub struct Setup<'a> {
-    pub blocks: Vec<ArrayView2<'a, f64>>,
+    pub blocks: Vec<Block<'a>>,
     pub p: usize,
     pub z0: Array2<f64>,
     /// Seed for the method's own randomness (derived from the run and the method's name).

@@ -4,13 +4,14 @@
 //! Z ← orth(Σ_i Y_i). The objective f(Z) = tr(Zᵀ Σ_i Y_i) comes for free at the server.
 
 use super::{Method, Setup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Counters, Federation, Transcript, Upload};
-use crate::linalg::{gram_times, orth};
+use crate::linalg::orth;
 use anyhow::Result;
-use ndarray::{Array2, ArrayView2};
+use ndarray::Array2;
 
 struct Client<'a> {
-    a: ArrayView2<'a, f64>,
+    a: Block<'a>,
 }
 
 pub struct Ssi<'a> {
@@ -33,7 +34,7 @@ impl Method for Ssi<'_> {
     fn step(&mut self) -> Result<StepInfo> {
         let y = self
             .fed
-            .round(self.z.view(), |c, z| Upload::matrix(gram_times(c.a, z)))
+            .round(self.z.view(), |c, z| Upload::matrix(c.a.gram_times(z)))
             .sum;
         let objective = (&self.z * &y).sum();
         self.z = orth(y.view());

@@ -11,16 +11,14 @@ pub use stop::{StopReason, StopRule};
 
 use crate::attack;
 use crate::data::{
-    cache::MatrixCache,
-    partition::{self, split_columns},
-    prepare, synthetic, uniform_matrix,
+    cache::MatrixCache, matrix::DataMatrix, partition, prepare, synthetic, uniform_matrix,
 };
 use crate::linalg::orth;
 use crate::manifest::{AttackSpec, DataSpec, Experiment, Generator, MethodSpec, Point, Spectrum};
 use crate::methods::{registry, Method, Setup};
-use crate::problem::subspace::{gram, Reference};
+use crate::problem::subspace::Reference;
 use crate::seed;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ndarray::Array2;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -221,7 +219,7 @@ pub fn describe(key: &RunKey) -> String {
 /// One problem instance: data, its exact reference and the common start.
 pub struct Instance {
     pub point: Point,
-    pub a: Array2<f64>,
+    pub a: DataMatrix,
     /// Samples per client, in column order of `a`.
     pub sizes: Vec<usize>,
     pub reference: Reference,
@@ -259,7 +257,7 @@ impl Instance {
                 let a = cache.get_or_build("svd", &full_key, || {
                     synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
                 })?;
-                (a, None)
+                (DataMatrix::Dense(a), None)
             }
             // Real data is read (and its checksums verified) on every run, not cached.
             Generator::Dataset => {
@@ -270,13 +268,10 @@ impl Instance {
         // The sample order does not change AAᵀ, so the cached reference stays valid.
         let mut rng = seed::rng(run_seed, &["partition", &key]);
         let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
-        task.set_message(format!(
-            "reference for {key}: Gram matrix and dsyevd (cached)"
-        ));
-        let g = cache.get_or_build("gram", &format!("{full_key}-gram"), || Ok(gram(a.view())))?;
-        let reference = Reference::from_gram(g).context("exact reference solution")?;
-        task.finish_and_clear();
         let p = point.problem.p;
+        task.set_message(format!("reference for {key} (computed once, then cached)"));
+        let reference = Reference::build(a.view(), p, cache, &full_key)?;
+        task.finish_and_clear();
         let z0 = orth(
             uniform_matrix(
                 spec.n,
@@ -306,8 +301,17 @@ pub fn run_one(
     opts: &Options,
     progress: &Progress,
 ) -> Result<RunRecord> {
-    let blocks = split_columns(inst.a.view(), &inst.sizes);
+    let blocks = inst.a.view().split(&inst.sizes);
     let attacked = attack.map(|a| a.client - 1);
+    // The attack compares with A_1A_1ᵀ, which it needs dense (n × n at most).
+    let attacked_block = match attacked.map(|c| blocks[c].as_dense()) {
+        Some(None) => anyhow::bail!(
+            "the leakage attack needs dense data; {} is sparse",
+            inst.point.label
+        ),
+        Some(Some(b)) => Some(b),
+        None => None,
+    };
     let setup = Setup {
         blocks: blocks.clone(),
         p: inst.point.problem.p,
@@ -319,7 +323,9 @@ pub fn run_one(
     let bar = progress.rounds(exp.stop.max_rounds as u64, &describe(&key));
     let mut rule = StopRule::new(&exp.stop);
     let mut seconds = 0.0;
-    let m0 = inst.reference.metrics(method.estimate().view())?;
+    let m0 = inst
+        .reference
+        .metrics(inst.a.view(), method.estimate().view())?;
     let mut trace = vec![row(0, 0.0, seconds, method.as_ref(), m0)];
     let mut inner = Vec::new();
     let reason = loop {
@@ -327,7 +333,9 @@ pub fn run_one(
         let info = method.step()?;
         seconds += t.elapsed().as_secs_f64();
         // Observer: everything below is outside the timed section.
-        let metrics = inst.reference.metrics(method.estimate().view())?;
+        let metrics = inst
+            .reference
+            .metrics(inst.a.view(), method.estimate().view())?;
         let round = method.counters().rounds;
         let mean_inner = info.inner_iters.iter().map(|&i| i as f64).sum::<f64>()
             / info.inner_iters.len().max(1) as f64;
@@ -341,13 +349,15 @@ pub fn run_one(
     };
     bar.finish_and_clear();
     // The attack reads the transcript after the run: untimed, like every metric.
-    if let (Some(a), Some(c), Some(t)) = (attack, attacked, method.transcript()) {
+    if let (Some(a), Some(c), Some(a1), Some(t)) =
+        (attack, attacked, attacked_block, method.transcript())
+    {
         let pairs = attack::pairs(t, c);
         let max = a.max_rounds.unwrap_or(usize::MAX);
         for (row, err) in trace
             .iter_mut()
             .skip(1)
-            .zip(attack::leakage_errors(blocks[c], &pairs, max)?)
+            .zip(attack::leakage_errors(a1, &pairs, max)?)
         {
             row.leak_err = Some(err);
         }

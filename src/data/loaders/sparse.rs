@@ -129,6 +129,29 @@ impl Csr {
         Ok(a)
     }
 
+    /// The samples in `order` (a partition's permutation, or the first m samples).
+    pub fn select(&self, order: &[usize]) -> Csr {
+        let nnz: usize = order
+            .iter()
+            .map(|&j| self.indptr[j + 1] - self.indptr[j])
+            .sum();
+        let mut indptr = Vec::with_capacity(order.len() + 1);
+        let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        indptr.push(0);
+        for &j in order {
+            let r = self.indptr[j]..self.indptr[j + 1];
+            indices.extend_from_slice(&self.indices[r.clone()]);
+            values.extend_from_slice(&self.values[r]);
+            indptr.push(indices.len());
+        }
+        Self::from_parts_unchecked(self.n_features, indptr, indices, values)
+    }
+
+    /// Multiply every value by `factor` (preprocessing that keeps zeros zero).
+    pub fn scale(&mut self, factor: f64) {
+        self.values.iter_mut().for_each(|v| *v *= factor);
+    }
+
     /// All samples as a view.
     pub fn view(&self) -> CsrView<'_> {
         self.samples(0..self.n_samples())
@@ -157,6 +180,14 @@ impl<'a> CsrView<'a> {
 
     pub fn nnz(&self) -> usize {
         self.indptr[self.indptr.len() - 1] - self.indptr[0]
+    }
+
+    /// Samples `range` of the block (relative to the block), as a view.
+    pub fn samples(&self, range: Range<usize>) -> CsrView<'a> {
+        CsrView {
+            indptr: &self.indptr[range.start..=range.end],
+            ..*self
+        }
     }
 
     /// Sample j of the block: (feature indices, values).
@@ -217,6 +248,26 @@ impl<'a> CsrView<'a> {
             }
         }
         Ok(Array2::from_shape_vec((self.n_features, p), out).expect("n·p entries"))
+    }
+
+    /// ‖A‖²_F of the block.
+    pub fn fro2(&self) -> f64 {
+        let r = self.indptr[0]..self.indptr[self.indptr.len() - 1];
+        self.values[r].iter().map(|v| v * v).sum()
+    }
+
+    /// Add AAᵀ of the block to `g` (n × n): one outer product of each sample's non-zeros, so
+    /// the cost is Σ_j nnz_j², never a dense pass.
+    pub fn add_gram_to(&self, g: &mut Array2<f64>) {
+        for j in 0..self.n_samples() {
+            let (idx, val) = self.sample(j);
+            for (&k, &vk) in idx.iter().zip(val) {
+                let mut col = g.column_mut(k as usize);
+                for (&i, &vi) in idx.iter().zip(val) {
+                    col[i as usize] += vi * vk;
+                }
+            }
+        }
     }
 
     /// Z copied row-major (n × p is small next to the data), so that Z's row i — the one a

@@ -1,0 +1,226 @@
+//! The data matrix A (features × samples) as methods and metrics see it: dense and column-major,
+//! or sparse samples ([`Csr`]) that are never densified. A client holds a [`Block`] of
+//! consecutive samples, a view into the one matrix.
+//!
+//! Products over the whole matrix (the Gram matrix, A(AᵀX) for metrics and the Krylov
+//! reference) run in parallel over a fixed number of sample groups summed in a fixed order, so
+//! their bits do not depend on the thread count.
+
+use crate::data::loaders::{Csr, CsrView};
+use crate::linalg::{fro2, spectral_norm2};
+use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
+use rayon::prelude::*;
+
+/// Columns per block of the dense Gram sum, and groups summed in order (fixed: they define the
+/// summation order, and cached Gram matrices were computed with them).
+const GRAM_BLOCK: usize = 4096;
+const GRAM_GROUPS: usize = 8;
+/// Groups of a sparse Gram sum: each holds an n×n partial, so fewer than the dense ones.
+const SPARSE_GRAM_GROUPS: usize = 4;
+/// Sample groups of a whole-matrix product A(AᵀX).
+const PRODUCT_GROUPS: usize = 16;
+
+/// The data of one instance.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DataMatrix {
+    /// n × m, column-major: every block of consecutive samples is one contiguous slice.
+    Dense(Array2<f64>),
+    /// m sparse samples of n features.
+    Sparse(Csr),
+}
+
+impl DataMatrix {
+    /// Features.
+    pub fn n(&self) -> usize {
+        self.view().n()
+    }
+
+    /// Samples.
+    pub fn m(&self) -> usize {
+        self.view().samples()
+    }
+
+    pub fn view(&self) -> Block<'_> {
+        match self {
+            Self::Dense(a) => Block::Dense(a.view()),
+            Self::Sparse(a) => Block::Sparse(a.view()),
+        }
+    }
+
+    /// The samples in `order`, as a new matrix of the same kind.
+    pub fn select(&self, order: &[usize]) -> Self {
+        match self {
+            Self::Dense(a) => {
+                Self::Dense(crate::linalg::to_f_order(a.select(Axis(1), order).view()))
+            }
+            Self::Sparse(a) => Self::Sparse(a.select(order)),
+        }
+    }
+
+    /// Multiply every entry by `factor`.
+    pub fn scale(&mut self, factor: f64) {
+        match self {
+            Self::Dense(a) => a.mapv_inplace(|v| v * factor),
+            Self::Sparse(a) => a.scale(factor),
+        }
+    }
+
+    pub fn is_sparse(&self) -> bool {
+        matches!(self, Self::Sparse(_))
+    }
+}
+
+/// Consecutive samples of a [`DataMatrix`]: a client's A_i, or all of A.
+#[derive(Clone, Copy, Debug)]
+pub enum Block<'a> {
+    Dense(ArrayView2<'a, f64>),
+    Sparse(CsrView<'a>),
+}
+
+impl<'a> Block<'a> {
+    pub fn n(&self) -> usize {
+        match self {
+            Self::Dense(a) => a.nrows(),
+            Self::Sparse(a) => a.n_features(),
+        }
+    }
+
+    pub fn samples(&self) -> usize {
+        match self {
+            Self::Dense(a) => a.ncols(),
+            Self::Sparse(a) => a.n_samples(),
+        }
+    }
+
+    /// The dense view, if the block is dense.
+    pub fn as_dense(&self) -> Option<ArrayView2<'a, f64>> {
+        match self {
+            Self::Dense(a) => Some(*a),
+            Self::Sparse(_) => None,
+        }
+    }
+
+    /// Samples `start..end` of the block.
+    pub fn range(&self, start: usize, end: usize) -> Block<'a> {
+        match self {
+            Self::Dense(a) => Self::Dense(a.slice_move(s![.., start..end])),
+            Self::Sparse(a) => Self::Sparse(a.samples(start..end)),
+        }
+    }
+
+    /// Consecutive sub-blocks with the given numbers of samples (views, no copies).
+    pub fn split(&self, sizes: &[usize]) -> Vec<Block<'a>> {
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&len| {
+                let b = self.range(start, start + len);
+                start += len;
+                b
+            })
+            .collect()
+    }
+
+    /// `A (Aᵀ X)`: the product with the block's Gram matrix, without forming it.
+    /// `x` must have n rows (an invariant of every caller, not user input).
+    pub fn gram_times(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Self::Dense(a) => a.dot(&a.t().dot(&x)),
+            Self::Sparse(a) => a.a_at_z(x).expect("X has one row per feature"),
+        }
+    }
+
+    /// ‖AᵀZ‖²_F.
+    pub fn fro2_at(&self, z: ArrayView2<f64>) -> f64 {
+        match self {
+            Self::Dense(a) => fro2(a.t().dot(&z).view()),
+            Self::Sparse(a) => fro2(a.at_z(z).expect("Z has one row per feature").view()),
+        }
+    }
+
+    /// ‖A‖²_F.
+    pub fn fro2(&self) -> f64 {
+        match self {
+            Self::Dense(a) => fro2(*a),
+            Self::Sparse(a) => a.fro2(),
+        }
+    }
+
+    /// Estimate ‖A‖₂² by `iters` power steps from `start` (see [`spectral_norm2`]).
+    pub fn spectral_norm2(&self, start: Array1<f64>, iters: usize) -> f64 {
+        match self {
+            Self::Dense(a) => spectral_norm2(|v| a.dot(&a.t().dot(v)), start, iters),
+            Self::Sparse(_) => spectral_norm2(
+                |v| {
+                    let col = v.view().insert_axis(Axis(1));
+                    self.gram_times(col).remove_axis(Axis(1))
+                },
+                start,
+                iters,
+            ),
+        }
+    }
+
+    /// The sample groups of a whole-matrix sum: `groups` consecutive ranges, fixed by m alone.
+    fn groups(&self, chunk: usize, groups: usize) -> Vec<Vec<Block<'a>>> {
+        let m = self.samples();
+        let chunks: Vec<Block<'a>> = (0..m.div_ceil(chunk))
+            .map(|c| self.range(c * chunk, ((c + 1) * chunk).min(m)))
+            .collect();
+        let per_group = chunks.len().div_ceil(groups).max(1);
+        chunks.chunks(per_group).map(<[_]>::to_vec).collect()
+    }
+
+    /// G = AAᵀ (n × n), deterministic whatever the thread count.
+    pub fn gram(&self) -> Array2<f64> {
+        let n = self.n();
+        let groups = match self {
+            Self::Dense(_) => self.groups(GRAM_BLOCK, GRAM_GROUPS),
+            Self::Sparse(_) => self.groups(
+                self.samples().div_ceil(SPARSE_GRAM_GROUPS).max(1),
+                SPARSE_GRAM_GROUPS,
+            ),
+        };
+        let partials: Vec<Array2<f64>> = groups
+            .par_iter()
+            .map(|group| {
+                let mut acc = Array2::<f64>::zeros((n, n).f());
+                for b in group {
+                    match b {
+                        Self::Dense(b) => {
+                            ndarray::linalg::general_mat_mul(1.0, b, &b.t(), 1.0, &mut acc)
+                        }
+                        Self::Sparse(b) => b.add_gram_to(&mut acc),
+                    }
+                }
+                acc
+            })
+            .collect();
+        let mut g = Array2::<f64>::zeros((n, n).f());
+        for p in &partials {
+            g += p;
+        }
+        g
+    }
+
+    /// A(AᵀX) over the whole block in parallel sample groups, summed in a fixed order.
+    pub fn gram_times_par(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        let chunk = self.samples().div_ceil(PRODUCT_GROUPS).max(1);
+        let partials: Vec<Array2<f64>> = self
+            .groups(chunk, PRODUCT_GROUPS)
+            .par_iter()
+            .map(|group| {
+                let mut acc = Array2::<f64>::zeros((self.n(), x.ncols()));
+                for b in group {
+                    acc += &b.gram_times(x);
+                }
+                acc
+            })
+            .collect();
+        let mut out = Array2::<f64>::zeros((self.n(), x.ncols()));
+        for p in &partials {
+            out += p;
+        }
+        out
+    }
+}

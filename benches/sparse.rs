@@ -103,9 +103,10 @@ fn benches(c: &mut Criterion) {
         seed: 1,
         watch: None,
     });
-    g.bench_function(format!("ssi round n={FEATURES} m={m} p={P} d={CLIENTS}"), |b| {
-        b.iter(|| ssi.step().unwrap())
-    });
+    g.bench_function(
+        format!("ssi round n={FEATURES} m={m} p={P} d={CLIENTS}"),
+        |b| b.iter(|| ssi.step().unwrap()),
+    );
     g.bench_function(format!("metrics product A(AᵀZ) m={m} p={P}"), |b| {
         b.iter(|| data.view().gram_times_par(z0.view()))
     });

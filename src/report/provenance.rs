@@ -60,6 +60,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "manifest": { "path": exp.path.display().to_string(), "sha256": exp.hash },
         "points": exp.points.iter().map(|p| json!({
             "label": p.label, "data": p.data, "partition": p.partition, "problem": p.problem,
+            "reference": crate::problem::subspace::solver_for(p.data.n),
         })).collect::<Vec<_>>(),
         "stop": exp.stop,
         "runs": out.records.iter().map(|r| json!({

@@ -41,6 +41,23 @@ pub struct Reduced {
     pub scalar_sums: Vec<f64>,
 }
 
+/// What the harness reads from a network, whatever its clients hold.
+pub trait Network {
+    fn counters(&self) -> &Counters;
+    /// The server's recorded view, if [`Federation::record_transcript`] asked for one.
+    fn transcript(&self) -> Option<&Transcript>;
+}
+
+impl<C> Network for Federation<C> {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn transcript(&self) -> Option<&Transcript> {
+        self.transcript.as_ref()
+    }
+}
+
 /// Clients holding private state `C`, and the counters of everything that crossed the network.
 pub struct Federation<C> {
     clients: Vec<C>,
@@ -113,14 +130,6 @@ impl<C: Send> Federation<C> {
     /// Number of n-dimensional vectors in a message of `len` numbers.
     fn vectors(&self, len: usize) -> u64 {
         (len / self.n.max(1)) as u64
-    }
-
-    pub fn counters(&self) -> &Counters {
-        &self.counters
-    }
-
-    pub fn transcript(&self) -> Option<&Transcript> {
-        self.transcript.as_ref()
     }
 
     /// For the harness's measurements only (e.g. inner iteration counts): read client state.

@@ -12,7 +12,7 @@
 
 use super::{Method, Setup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::{Counters, Federation, Transcript, Upload};
+use crate::fed::{Federation, Network, Upload};
 use crate::linalg::{fro2, orth};
 use crate::seed;
 use anyhow::Result;
@@ -242,13 +242,7 @@ impl Method for Faps<'_> {
             inner_iters: self.fed.observe(|c| c.inner_last),
         })
     }
-    fn estimate(&self) -> &Array2<f64> {
-        &self.z
-    }
-    fn counters(&self) -> &Counters {
-        self.fed.counters()
-    }
-    fn transcript(&self) -> Option<&Transcript> {
-        self.fed.transcript()
+    fn server(&self) -> (&Array2<f64>, &dyn Network) {
+        (&self.z, &self.fed)
     }
 }

@@ -12,7 +12,7 @@
 
 use super::{Method, Setup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::{Counters, Federation, Transcript, Upload};
+use crate::fed::{Federation, Network, Upload};
 use crate::linalg::orth;
 use anyhow::{Context, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
@@ -181,13 +181,7 @@ impl Method for LocalPower<'_> {
             inner_iters: vec![q; self.fed.num_clients()],
         })
     }
-    fn estimate(&self) -> &Array2<f64> {
-        &self.z
-    }
-    fn counters(&self) -> &Counters {
-        self.fed.counters()
-    }
-    fn transcript(&self) -> Option<&Transcript> {
-        self.fed.transcript()
+    fn server(&self) -> (&Array2<f64>, &dyn Network) {
+        (&self.z, &self.fed)
     }
 }

@@ -9,7 +9,7 @@ pub mod registry;
 pub mod ssi;
 
 use crate::data::matrix::Block;
-use crate::fed::{Counters, Transcript};
+use crate::fed::{Counters, Network, Transcript};
 use anyhow::Result;
 use ndarray::Array2;
 
@@ -26,10 +26,18 @@ pub struct StepInfo {
 /// A federated subspace method.
 pub trait Method: Send {
     fn step(&mut self) -> Result<StepInfo>;
-    /// The server's current estimate Z (n×p, orthonormal columns).
-    fn estimate(&self) -> &Array2<f64>;
-    fn counters(&self) -> &Counters;
-    fn transcript(&self) -> Option<&Transcript>;
+    /// The server's current estimate Z (n×p, orthonormal columns) and its network.
+    fn server(&self) -> (&Array2<f64>, &dyn Network);
+
+    fn estimate(&self) -> &Array2<f64> {
+        self.server().0
+    }
+    fn counters(&self) -> &Counters {
+        self.server().1.counters()
+    }
+    fn transcript(&self) -> Option<&Transcript> {
+        self.server().1.transcript()
+    }
 }
 
 /// Everything a method needs to start: the clients' data blocks, p, the common start Z⁽⁰⁾.

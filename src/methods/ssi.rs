@@ -5,7 +5,7 @@
 
 use super::{Method, Setup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::{Counters, Federation, Transcript, Upload};
+use crate::fed::{Federation, Network, Upload};
 use crate::linalg::orth;
 use anyhow::Result;
 use ndarray::Array2;
@@ -43,13 +43,7 @@ impl Method for Ssi<'_> {
             inner_iters: vec![0; self.fed.num_clients()],
         })
     }
-    fn estimate(&self) -> &Array2<f64> {
-        &self.z
-    }
-    fn counters(&self) -> &Counters {
-        self.fed.counters()
-    }
-    fn transcript(&self) -> Option<&Transcript> {
-        self.fed.transcript()
+    fn server(&self) -> (&Array2<f64>, &dyn Network) {
+        (&self.z, &self.fed)
     }
 }

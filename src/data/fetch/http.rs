@@ -124,6 +124,9 @@ fn agent() -> ureq::Agent {
         .http_status_as_error(false)
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_recv_response(Some(Duration::from_secs(60)))
+        // A stalled transfer fails (and resumes on the next fetch) instead of hanging; a slow
+        // one is fine, so no limit on the whole body.
+        .timeout_per_read(Some(Duration::from_secs(60)))
         .build()
         .new_agent()
 }

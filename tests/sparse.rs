@@ -175,3 +175,29 @@ fn sparse_blocks_are_views() {
     };
     assert_eq!(b.nnz(), csr.nnz() - csr.indptr()[50]);
 }
+
+/// Beyond n = 8192 no Gram matrix is formed: the reference comes from block Krylov, is cached
+/// (vectors and values) and reloaded bit for bit, and metrics take products with the data.
+#[test]
+fn large_n_reference_is_krylov_and_cached() {
+    let n = dpca_bench::problem::subspace::GRAM_MAX_N + 808;
+    let (data, _) = sparse_pair(n, 400, 0.002, 8);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dpca_bench::data::cache::MatrixCache::new(dir.path());
+    let first = Reference::build(data.view(), 3, &cache, "big").unwrap();
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        files.len(),
+        2,
+        "vectors and values cached, no Gram: {files:?}"
+    );
+    assert!(files.iter().all(|f| f.starts_with("krylov-")), "{files:?}");
+    let again = Reference::build(data.view(), 3, &cache, "big").unwrap();
+    assert_eq!(first.values, again.values);
+    assert_eq!(first.vectors, again.vectors);
+    let m = first.metrics(data.view(), first.vectors.view()).unwrap();
+    assert!(m.kkt < 1e-12 && m.sv_err < 1e-13, "{m:?}");
+}

@@ -201,3 +201,40 @@ fn large_n_reference_is_krylov_and_cached() {
     let m = first.metrics(data.view(), first.vectors.view()).unwrap();
     assert!(m.kkt < 1e-12 && m.sv_err < 1e-13, "{m:?}");
 }
+
+/// Preprocessing: unit_top gives λ₁(AAᵀ) = 1 for dense and sparse data alike; centring gives
+/// zero-mean features; on sparse data anything but unit_top is refused (it would densify).
+#[test]
+fn preprocessing_rescales_both_kinds_and_keeps_sparse_sparse() {
+    use dpca_bench::data::prepare::preprocess;
+    use dpca_bench::manifest::Preprocess;
+    use dpca_bench::problem::subspace::top_eigenvalue;
+    let (sp, de) = sparse_pair(30, 200, 0.1, 9);
+    for mut data in [sp.clone(), de.clone()] {
+        preprocess(&mut data, &[Preprocess::UnitTop], "test").unwrap();
+        let top = top_eigenvalue(data.view()).unwrap();
+        assert!((top - 1.0).abs() < 1e-12, "λ₁ = {top}");
+    }
+    let mut centred = de.clone();
+    preprocess(&mut centred, &[Preprocess::Center], "test").unwrap();
+    let DataMatrix::Dense(c) = &centred else {
+        unreachable!()
+    };
+    let mean = c.mean_axis(ndarray::Axis(1)).unwrap();
+    assert!(mean.iter().all(|v| v.abs() < 1e-14), "{mean}");
+    for step in [
+        Preprocess::Scale01,
+        Preprocess::Center,
+        Preprocess::Standardize,
+    ] {
+        let mut s = sp.clone();
+        let err = preprocess(&mut s, &[step], "rcv1-binary")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("densify") && err.contains("rcv1-binary"),
+            "{err}"
+        );
+        assert_eq!(s, sp, "refused steps leave the data untouched");
+    }
+}

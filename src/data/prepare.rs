@@ -3,7 +3,7 @@
 
 use super::datasets::{self, Split};
 use super::fetch;
-use super::matrix::{Block, DataMatrix};
+use super::matrix::DataMatrix;
 use crate::manifest::{DataSpec, DataSplit, Preprocess};
 use crate::problem::subspace::top_eigenvalue;
 use anyhow::{bail, Result};
@@ -71,31 +71,35 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u
         sparse if spec.m == sparse.m() => sparse,
         sparse => sparse.select(&(0..spec.m).collect::<Vec<_>>()),
     };
-    for step in &spec.preprocess {
-        match &mut a {
-            DataMatrix::Dense(d) => apply(d, *step)?,
-            DataMatrix::Sparse(_) if *step == Preprocess::UnitTop => {
+    preprocess(&mut a, &spec.preprocess, name)?;
+    Ok((a, labels[..spec.m].to_vec()))
+}
+
+/// Apply `steps` in order to the data of dataset `name`; sparse data accepts only unit_top.
+pub fn preprocess(a: &mut DataMatrix, steps: &[Preprocess], name: &str) -> Result<()> {
+    for step in steps {
+        match (&mut *a, step) {
+            // Rescaling keeps zeros zero: the one step for dense and sparse data alike.
+            (_, Preprocess::UnitTop) => {
                 let top = top_eigenvalue(a.view())?;
-                a.scale(1.0 / positive_top(top)?.sqrt());
+                if top <= 0.0 {
+                    bail!("cannot rescale to λ₁ = 1: the data matrix is zero");
+                }
+                a.scale(1.0 / top.sqrt());
             }
-            DataMatrix::Sparse(_) => bail!(
+            (DataMatrix::Dense(d), _) => apply(d, *step),
+            (DataMatrix::Sparse(_), _) => bail!(
                 "preprocessing step `{}` would densify the sparse dataset {name}: \
                  only unit_top keeps it sparse",
                 step.name()
             ),
         }
     }
-    Ok((a, labels[..spec.m].to_vec()))
+    Ok(())
 }
 
-fn positive_top(top: f64) -> Result<f64> {
-    if top <= 0.0 {
-        bail!("cannot rescale to λ₁ = 1: the data matrix is zero");
-    }
-    Ok(top)
-}
-
-fn apply(a: &mut Array2<f64>, step: Preprocess) -> Result<()> {
+/// A dense preprocessing step other than unit_top.
+fn apply(a: &mut Array2<f64>, step: Preprocess) {
     match step {
         Preprocess::Scale01 => a.mapv_inplace(|v| v / 255.0),
         Preprocess::Center => {
@@ -103,15 +107,11 @@ fn apply(a: &mut Array2<f64>, step: Preprocess) -> Result<()> {
             *a -= &mean.insert_axis(Axis(1));
         }
         Preprocess::Standardize => {
-            apply(a, Preprocess::Center)?;
+            apply(a, Preprocess::Center);
             let sd = a.map_axis(Axis(1), |row| (row.dot(&row) / row.len() as f64).sqrt());
             let inv = sd.mapv(|s| if s > 0.0 { 1.0 / s } else { 0.0 });
             *a *= &inv.insert_axis(Axis(1));
         }
-        Preprocess::UnitTop => {
-            let top = positive_top(top_eigenvalue(Block::Dense(a.view()))?)?;
-            a.mapv_inplace(|v| v / top.sqrt());
-        }
+        Preprocess::UnitTop => unreachable!("rescaling is applied to dense and sparse data alike"),
     }
-    Ok(())
 }

@@ -304,14 +304,16 @@ pub fn run_one(
     let blocks = inst.a.view().split(&inst.sizes);
     let attacked = attack.map(|a| a.client - 1);
     // The attack compares with A_1A_1ᵀ, which it needs dense (n × n at most).
-    let attacked_block = match attacked.map(|c| blocks[c].as_dense()) {
-        Some(None) => anyhow::bail!(
-            "the leakage attack needs dense data; {} is sparse",
-            inst.point.label
-        ),
-        Some(Some(b)) => Some(b),
-        None => None,
-    };
+    let attacked_block = attacked
+        .map(|c| {
+            blocks[c].as_dense().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the leakage attack needs dense data; {} is sparse",
+                    inst.point.label
+                )
+            })
+        })
+        .transpose()?;
     let setup = Setup {
         blocks: blocks.clone(),
         p: inst.point.problem.p,

@@ -227,3 +227,61 @@ fn bad_manifest_exits_2_naming_file_line_and_key() {
         );
     }
 }
+
+/// Two [[methods]] entries of one method that differ only in fixed parameters are stored apart
+/// (named by label), and a store written before labels named files is still found.
+#[test]
+fn run_store_keeps_entries_of_one_method_apart() {
+    use dpca_bench::run::{RunKey, RunRecord, RunStore, TraceRow};
+    let dir = tempfile::tempdir().unwrap();
+    let store = RunStore::new(dir.path());
+    let key = |label: &str, fp: &str| RunKey {
+        point: String::new(),
+        method: "localpower".into(),
+        label: label.into(),
+        params: "halve_every=1".into(),
+        seed: 4,
+        fingerprint: fp.into(),
+    };
+    let record = |key: RunKey, rounds: u64| RunRecord {
+        key,
+        rounds,
+        converged: true,
+        stop_reason: "objective_change".into(),
+        trace: vec![TraceRow {
+            round: 0,
+            inner_iters: 0.0,
+            time_s: 0.0,
+            bytes_up: 0,
+            bytes_down: 0,
+            vectors: 0,
+            objective: 1.0,
+            kkt: 1.0,
+            sv_err: 1.0,
+            subspace_dist: 1.0,
+            leak_err: None,
+        }],
+        inner: vec![],
+        bytes_up_per_client: vec![],
+        threads: 1,
+    };
+    let (plain, sign) = (key("LocalPower", "aa"), key("LocalPower sign", "bb"));
+    store.save(&record(plain.clone(), 279)).unwrap();
+    store.save(&record(sign.clone(), 283)).unwrap();
+    assert_eq!(store.load(&plain).unwrap().rounds, 279);
+    assert_eq!(store.load(&sign).unwrap().rounds, 283);
+
+    // Legacy name: point__method__params__seed.
+    let old = key("LP", "cc");
+    let json = serde_json::to_vec(&record(old.clone(), 7)).unwrap();
+    std::fs::write(
+        dir.path().join("runs/__localpower__halve_every=1__4.json"),
+        json,
+    )
+    .unwrap();
+    assert_eq!(store.load(&old).unwrap().rounds, 7);
+    assert!(
+        store.load(&key("LP", "dd")).is_none(),
+        "another fingerprint is not reused"
+    );
+}

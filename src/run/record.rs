@@ -41,22 +41,34 @@ pub struct RunKey {
 }
 
 impl RunKey {
-    /// File-name-safe, unique within the experiment.
+    /// File-name-safe, unique within the experiment: labels are unique within a manifest, and two
+    /// entries of one method may differ in fixed parameters, so the label (not the method) names it.
     pub fn file_stem(&self) -> String {
-        let raw = format!(
+        safe_stem(&format!(
+            "{}__{}__{}__{}",
+            self.point, self.label, self.params, self.seed
+        ))
+    }
+
+    /// The stem before labels named files: stores written then are still found.
+    fn legacy_file_stem(&self) -> String {
+        safe_stem(&format!(
             "{}__{}__{}__{}",
             self.point, self.method, self.params, self.seed
-        );
-        raw.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.=".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
+        ))
     }
+}
+
+fn safe_stem(raw: &str) -> String {
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.=".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// A finished run.
@@ -104,17 +116,21 @@ impl RunStore {
             dir: results_dir.join("runs"),
         }
     }
-    fn path(&self, key: &RunKey) -> PathBuf {
-        self.dir.join(format!("{}.json", key.file_stem()))
+    fn path(&self, stem: &str) -> PathBuf {
+        self.dir.join(format!("{stem}.json"))
     }
-    /// A finished run, if one is stored for exactly this key.
+    /// A finished run, if one is stored for exactly this key (fingerprint included).
     pub fn load(&self, key: &RunKey) -> Option<RunRecord> {
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        let rec: RunRecord = serde_json::from_str(&text).ok()?;
-        (rec.key == *key).then_some(rec)
+        [key.file_stem(), key.legacy_file_stem()]
+            .iter()
+            .find_map(|stem| {
+                let text = std::fs::read_to_string(self.path(stem)).ok()?;
+                let rec: RunRecord = serde_json::from_str(&text).ok()?;
+                (rec.key == *key).then_some(rec)
+            })
     }
     pub fn save(&self, rec: &RunRecord) -> Result<()> {
         let json = serde_json::to_vec(rec).context("serialising run record")?;
-        atomic_write(&self.path(&rec.key), &json)
+        atomic_write(&self.path(&rec.key.file_stem()), &json)
     }
 }

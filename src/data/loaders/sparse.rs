@@ -154,18 +154,17 @@ impl Csr {
 
     /// All samples as a view.
     pub fn view(&self) -> CsrView<'_> {
-        self.samples(0..self.n_samples())
+        CsrView {
+            n_features: self.n_features,
+            indptr: &self.indptr,
+            indices: &self.indices,
+            values: &self.values,
+        }
     }
 
     /// Samples `range` (a client's block) as a view; panics if out of bounds, like slicing.
     pub fn samples(&self, range: Range<usize>) -> CsrView<'_> {
-        let indptr = &self.indptr[range.start..=range.end];
-        CsrView {
-            n_features: self.n_features,
-            indptr,
-            indices: &self.indices,
-            values: &self.values,
-        }
+        self.view().samples(range)
     }
 }
 

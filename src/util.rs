@@ -1,4 +1,4 @@
-//! Small file helpers shared by the cache and the result writers.
+//! Small file helpers shared by the cache and the result writers, and the process's peak memory.
 
 use anyhow::{Context, Result};
 use std::fs::File;
@@ -31,4 +31,17 @@ pub fn atomic_write_with(
 /// Write `bytes` to `path` atomically.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     atomic_write_with(path, |w| w.write_all(bytes))
+}
+
+/// Peak resident memory of this process so far (VmHWM), in MiB.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
 }

@@ -145,6 +145,13 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
     );
     assert!(report.contains("| 50 |"), "paper's rounds beside ours");
 
+    let peak = |dir: &Path| -> f64 {
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+        json["peak_rss_mib"].as_f64().expect("peak memory recorded")
+    };
+    let computed_peak = peak(&r1);
+
     // Resume: a second run loads the stored runs (same CSV) without recomputing.
     let before = std::fs::metadata(r1.join("runs"))
         .unwrap()
@@ -177,6 +184,8 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
         without_time(&r1.join("trace.csv")),
         without_time(&r2.join("trace.csv"))
     );
+    // The re-rendered provenance keeps the computing process's memory, not the reloader's own.
+    assert_eq!(peak(&r1), computed_peak);
 }
 
 #[test]
@@ -264,6 +273,7 @@ fn run_store_keeps_entries_of_one_method_apart() {
         inner: vec![],
         bytes_up_per_client: vec![],
         threads: 1,
+        peak_rss_mib: None,
     };
     let (plain, sign) = (key("LocalPower", "aa"), key("LocalPower sign", "bb"));
     store.save(&record(plain.clone(), 279)).unwrap();
@@ -284,4 +294,60 @@ fn run_store_keeps_entries_of_one_method_apart() {
         store.load(&key("LP", "dd")).is_none(),
         "another fingerprint is not reused"
     );
+}
+
+/// A sweep's paper numbers without a point are averages: summary.csv and the per-point rows leave
+/// them out and the averages table carries them; a number given for one point sits on its row.
+#[test]
+fn sweep_paper_numbers_sit_beside_averages_or_their_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let manifest = MANIFEST
+        .replace("[profiles.quick]", "[sweep]\n\"data.n\" = [20, 30]\n\n[profiles.quick]")
+        .replace(
+            "[[paper_results]]",
+            "[[paper_results]]\nmethod = \"SSI\"\npoint = \"n=20\"\nrounds = 77\n\n[[paper_results]]",
+        )
+        .replace("sv_err = 1e-7", "sv_err = 1.25e-7");
+    std::fs::write(d.join("tiny.toml"), manifest).unwrap();
+    let o = dpca(
+        &[
+            "run",
+            "tiny.toml",
+            "--profile",
+            "quick",
+            "--results",
+            "r",
+            "--cache",
+            "cache",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = d.join("r/faps/tiny/quick");
+
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = summary.lines().map(|l| l.split(',').collect()).collect();
+    let col = |name: &str| rows[0].iter().position(|c| *c == name).unwrap();
+    let (method, point, rounds, sv) = (
+        col("method"),
+        col("point"),
+        col("paper_rounds"),
+        col("paper_sv_err"),
+    );
+    for r in rows.iter().skip(1).filter(|r| r[method] == "SSI") {
+        let want = if r[point] == "n=20" { "77" } else { "" };
+        assert_eq!(r[rounds], want, "paper rounds at {}", r[point]);
+        assert_eq!(r[sv], "", "an average is not a point's number");
+    }
+
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| n=20 | SSI | 77 |"), "{report}");
+    assert!(report.contains("| n=30 | SSI | — |"), "{report}");
+    assert!(report.contains("averages over its points"));
+    let avg = report
+        .lines()
+        .find(|l| l.starts_with("| SSI |"))
+        .expect("averages row for SSI");
+    assert!(avg.contains("1.25e-7"), "{avg}");
 }

@@ -886,3 +886,32 @@ name = "ssi"
     .unwrap();
     dpca_bench::manifest::load(&path, "quick").unwrap();
 }
+
+/// `paper_results[].point` ties a number to one sweep point; it must name a point of the paper
+/// profile, and a manifest without a sweep has no points to name.
+#[test]
+fn paper_result_points_are_checked() {
+    let w = edit("rounds = 207", "rounds = 207\npoint = \"n=20\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "point = "),
+        "paper_results[0].point",
+        &["no [sweep]"],
+    );
+    let swept = GOOD.replace(
+        "[profiles.quick]",
+        "[sweep]\n\"data.n\" = [20, 30]\n\n[profiles.quick]",
+    );
+    let w = write(&swept.replace("rounds = 207", "rounds = 207\npoint = \"n=25\""));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "point = "),
+        "paper_results[0].point",
+        &["\"n=25\"", "`n=20`, `n=30`"],
+    );
+    // The quick profile has other points; a paper-sized point is simply not shown there.
+    manifest::load(&w.path, "quick").unwrap();
+    let w = write(&swept.replace("rounds = 207", "rounds = 207\npoint = \"n=30\""));
+    let e = manifest::load(&w.path, "paper").unwrap();
+    assert_eq!(e.paper_results[0].point.as_deref(), Some("n=30"));
+}

@@ -255,6 +255,7 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
 
     let points = expand_points(&raw, &loc)?;
     let methods = expand_methods(&raw, &loc)?;
+    validate::check_paper_points(&raw, &points, profile, &loc)?;
 
     Ok(Experiment {
         path: path.to_path_buf(),

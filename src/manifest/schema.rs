@@ -316,6 +316,11 @@ pub struct AttackSpec {
 pub struct PaperResult {
     /// A method name or label of this manifest.
     pub method: String,
+    /// The sweep point this number belongs to, by its label (e.g. "p=10"). Without it the number
+    /// belongs to the whole experiment: for a sweep, the paper's average over the points, which
+    /// the report sets beside our averages and never beside a single point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::locate::Locator;
 use super::schema::{Preprocess, RawManifest, RawPoint, Scheme, Spectrum};
-use super::ManifestError;
+use super::{ManifestError, Point};
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
 
@@ -130,6 +130,38 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
                     "{:?} is not a method of this manifest: expected one of {}",
                     r.method,
                     quoted(&known)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A paper result tied to a sweep point must name one of the expanded points. The paper's numbers
+/// are for the paper's sizes, so only the `paper` profile insists: a scaled-down profile has other
+/// points, and a per-point result simply has no row there.
+pub(crate) fn check_paper_points(
+    raw: &RawManifest,
+    points: &[Point],
+    profile: &str,
+    loc: &Locator,
+) -> Result {
+    let labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+    for (i, r) in raw.paper_results.iter().enumerate() {
+        let Some(pt) = &r.point else { continue };
+        let key = format!("paper_results[{i}].point");
+        if raw.sweep.is_empty() {
+            return Err(loc.error(
+                &key,
+                "this manifest has no [sweep], so a paper result belongs to its one point: drop `point`",
+            ));
+        }
+        if profile == "paper" && !labels.contains(&pt.as_str()) {
+            return Err(loc.error(
+                &key,
+                format!(
+                    "{pt:?} is not a sweep point of the paper profile: expected one of {}",
+                    quoted(&labels)
                 ),
             ));
         }

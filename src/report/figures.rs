@@ -46,7 +46,7 @@ pub fn y_label(metric: YMetric) -> &'static str {
 }
 
 fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marker> {
-    let p = paper_for(exp, &r.key.method, &r.key.label)?;
+    let p = paper_for(exp, &r.key)?;
     let y = match spec.y {
         YMetric::Kkt => p.kkt?,
         YMetric::SvErr => p.sv_err?,

@@ -1,7 +1,7 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
-use super::provenance::{blas_backend, peak_rss_mib};
-use super::tables::paper_for;
+use super::provenance::blas_backend;
+use super::tables::{paper_average, paper_for};
 use crate::manifest::{Experiment, Point};
 use crate::run::{describe, Outcome, RunRecord};
 use std::fmt::Write;
@@ -99,6 +99,13 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
          time is the method alone on this machine (metrics excluded); the paper's comes from an MPI \
          cluster, so compare times only between methods of the same run.\n"
     );
+    if exp.points.len() > 1 && exp.paper_results.iter().any(|p| p.point.is_none()) {
+        let _ = writeln!(
+            s,
+            "The paper reports this sweep's numbers as averages over its points: they stand beside \
+             our averages in the next section, not beside any single point.\n"
+        );
+    }
     let _ = writeln!(
         s,
         "| point | method | rounds (paper) | rounds (ours) | ratio | rel. sv error (paper) | (ours) | ratio | scaled KKT (paper) | (ours) | time s (paper) | (ours) | stop |"
@@ -111,7 +118,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         row(&mut s, exp, r);
     }
     for m in &out.planned {
-        let paper = paper_for(exp, &m.name, &m.label);
+        let paper = paper_average(exp, &m.name, &m.label);
         let _ = writeln!(
             s,
             "|  | {} | {} | **not implemented yet** | | {} | | | {} | | {} | | |",
@@ -168,18 +175,19 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let _ = writeln!(s, "## Provenance\n");
     let _ = writeln!(
         s,
-        "BLAS: {}; threads: {}; peak memory of the process: {}. Git revision, library versions, \
+        "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. Git revision, library versions, \
          seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
          per-round history is in `trace.csv`.",
         blas_backend(),
         out.threads,
-        peak_rss_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB"))
+        out.peak_rss_mib
+            .map_or("not recorded".into(), |m| format!("{m:.0} MiB"))
     );
     s
 }
 
 fn row(s: &mut String, exp: &Experiment, r: &RunRecord) {
-    let p = paper_for(exp, &r.key.method, &r.key.label);
+    let p = paper_for(exp, &r.key);
     let l = r.last();
     let paper_rounds = p.and_then(|p| p.rounds);
     let _ = writeln!(
@@ -254,7 +262,7 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
             .iter()
             .filter(|r| describe(&r.key) == name)
             .collect();
-        let p = paper_for(exp, &runs[0].key.method, &runs[0].key.label);
+        let p = paper_average(exp, &runs[0].key.method, &runs[0].key.label);
         let kkt = mean(runs.iter().map(|r| r.last().kkt));
         let sv = mean(runs.iter().map(|r| r.last().sv_err));
         let _ = writeln!(

@@ -37,19 +37,6 @@ fn cpu_model() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// Peak resident memory of this process so far (VmHWM), in MiB.
-pub fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb / 1024.0)
-}
-
 pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
     json!({
         "experiment": exp.id,
@@ -76,7 +63,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "blas": blas_backend(),
         "cpu": cpu_model(),
         "threads": out.threads,
-        "peak_rss_mib": peak_rss_mib(),
+        "peak_rss_mib": out.peak_rss_mib,
         "started_unix": out.started_unix,
         "finished_unix": out.finished_unix,
     })

@@ -3,17 +3,30 @@
 //! Column names are a contract with users' scripts; extra columns only ever go at the end.
 
 use crate::manifest::{Experiment, PaperResult};
-use crate::run::{RunRecord, TraceRow};
+use crate::run::{RunKey, RunRecord, TraceRow};
 use crate::util::atomic_write;
 use anyhow::Result;
 use polars::prelude::*;
 use std::path::Path;
 
-/// The paper's reported numbers for a method (matched by name or label).
-pub fn paper_for<'a>(exp: &'a Experiment, name: &str, label: &str) -> Option<&'a PaperResult> {
+/// The paper's numbers for one run: those given for its sweep point, or, without a sweep, those
+/// given for the method. A sweep's un-pointed numbers are averages and belong to `paper_average`.
+pub fn paper_for<'a>(exp: &'a Experiment, key: &RunKey) -> Option<&'a PaperResult> {
+    let sweep = exp.points.len() > 1;
+    exp.paper_results.iter().find(|p| {
+        (p.method == key.method || p.method == key.label)
+            && match &p.point {
+                Some(pt) => *pt == key.point,
+                None => !sweep,
+            }
+    })
+}
+
+/// The paper's numbers for a method over the whole experiment (for a sweep: its averages).
+pub fn paper_average<'a>(exp: &'a Experiment, name: &str, label: &str) -> Option<&'a PaperResult> {
     exp.paper_results
         .iter()
-        .find(|p| p.method == name || p.method == label)
+        .find(|p| (p.method == name || p.method == label) && p.point.is_none())
 }
 
 fn str_col(name: &str, v: Vec<String>) -> Column {
@@ -79,10 +92,7 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
 
 /// One row per run, with the paper's numbers beside ours.
 pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
-    let paper: Vec<Option<&PaperResult>> = records
-        .iter()
-        .map(|r| paper_for(exp, &r.key.method, &r.key.label))
-        .collect();
+    let paper: Vec<Option<&PaperResult>> = records.iter().map(|r| paper_for(exp, &r.key)).collect();
     let last = |f: fn(&RunRecord) -> f64| records.iter().map(f).collect::<Vec<f64>>();
     Ok(DataFrame::new_infer_height(vec![
         str_col("experiment", vec![exp.id.clone(); records.len()]),

@@ -51,6 +51,8 @@ pub struct Outcome {
     pub started_unix: u64,
     pub finished_unix: u64,
     pub threads: usize,
+    /// The largest peak memory of the processes that computed the runs (see `peak_rss`).
+    pub peak_rss_mib: Option<f64>,
 }
 
 /// Results folder of an experiment: `<root>/<paper>/<id>/<profile>`.
@@ -202,6 +204,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
     }
     runs_bar.finish_and_clear();
     Ok(Outcome {
+        peak_rss_mib: peak_rss(&records, &dir),
         dir,
         records,
         planned,
@@ -209,6 +212,20 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
         finished_unix: unix_now(),
         threads: opts.threads,
     })
+}
+
+/// The largest peak memory the runs recorded. Runs stored before records carried it fall back
+/// on the run.json their computing process wrote, so re-rendering a report keeps the measurement
+/// instead of printing the re-rendering process's own few MiB.
+fn peak_rss(records: &[RunRecord], dir: &std::path::Path) -> Option<f64> {
+    records
+        .iter()
+        .filter_map(|r| r.peak_rss_mib)
+        .reduce(f64::max)
+        .or_else(|| {
+            let json = std::fs::read_to_string(dir.join("run.json")).ok()?;
+            serde_json::from_str::<serde_json::Value>(&json).ok()?["peak_rss_mib"].as_f64()
+        })
 }
 
 /// "faps (inner=fixed;inner_steps=5)" or "ssi".
@@ -373,6 +390,7 @@ pub fn run_one(
         inner,
         bytes_up_per_client: method.counters().bytes_up_per_client.clone(),
         threads: opts.threads,
+        peak_rss_mib: crate::util::peak_rss_mib(),
     })
 }
 

@@ -83,6 +83,10 @@ pub struct RunRecord {
     pub inner: Vec<Vec<u32>>,
     pub bytes_up_per_client: Vec<u64>,
     pub threads: usize,
+    /// Peak resident memory (MiB) of the process that computed this run, read as it finished.
+    /// Absent in runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_mib: Option<f64>,
 }
 
 impl RunRecord {

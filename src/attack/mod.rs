@@ -67,7 +67,7 @@ pub fn leakage_errors(
         let tol = sv[0] * f64::EPSILON * x.nrows().max(x.ncols()) as f64;
         let r = sv.iter().take_while(|&&v| v > tol).count();
         let u = u.slice(s![.., ..r]);
-        let b = y.dot(&vt.slice(s![..r, ..]).t()) / &sv.slice(s![..r]).insert_axis(Axis(0));
+        let b = y.dot(&vt.slice(s![..r, ..]).t()) / sv.slice(s![..r]).insert_axis(Axis(0));
         let mu = a1.dot(&a1.t().dot(&u));
         let inside = fro2((&b - &mu).view());
         let outside = if r == n {

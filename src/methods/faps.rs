@@ -74,6 +74,8 @@ impl Default for Params {
 
 impl Params {
     /// Reject values no run could use; the error names the parameter.
+    // `!(x > 0.0)` on purpose: it rejects NaN too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));
         if !(self.eps_x > 0.0) {

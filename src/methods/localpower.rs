@@ -173,7 +173,7 @@ impl Method for LocalPower<'_> {
         let objective = objective.or_else(|| Some((&self.z * &sum).sum()));
         self.z = orth(sum.view());
         self.rounds += 1;
-        if self.params.decay && self.rounds % self.params.halve_every == 0 {
+        if self.params.decay && self.rounds.is_multiple_of(self.params.halve_every) {
             self.q = (self.q / 2).max(1);
         }
         Ok(StepInfo {

@@ -17,6 +17,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+pub(crate) use merge::fmt_value;
+
 use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
@@ -314,6 +316,19 @@ fn deserialize<T: DeserializeOwned>(
     })
 }
 
+/// The names sweep keys go by in point labels: the last segment ("n"), unless two keys share it.
+pub(crate) fn label_names<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
+    let short: Vec<&str> = keys
+        .iter()
+        .map(|k| k.as_ref().rsplit('.').next().unwrap_or(k.as_ref()))
+        .collect();
+    let unique = short.iter().collect::<std::collections::HashSet<_>>().len() == short.len();
+    keys.iter()
+        .zip(short)
+        .map(|(k, s)| if unique { s } else { k.as_ref() }.to_string())
+        .collect()
+}
+
 /// One Point per combination of the (merged) sweep; sweep keys sorted, first key outermost.
 fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, ManifestError> {
     // The sweepable sections as they stand after the profile overlay.
@@ -369,17 +384,7 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         lists.push(list.clone());
     }
 
-    // Label keys: last segment ("n"), unless two sweep keys share it.
-    let short: Vec<String> = keys
-        .iter()
-        .map(|k| k.rsplit('.').next().unwrap_or(k).to_string())
-        .collect();
-    let unique = short.iter().collect::<std::collections::HashSet<_>>().len() == short.len();
-    let names: Vec<String> = if unique {
-        short
-    } else {
-        keys.iter().map(|k| (*k).clone()).collect()
-    };
+    let names = label_names(&keys);
 
     let mut points = Vec::new();
     for combo in merge::product(&lists) {

@@ -2,7 +2,7 @@
 
 use super::plot::{render, render_bars, BarPlot, LinePlot, Marker, Series};
 use super::tables::paper_for;
-use crate::manifest::{Experiment, PlotKind, PlotSpec, XAxis, YMetric};
+use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, YMetric};
 use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ fn metrics(spec: &PlotSpec) -> Vec<YMetric> {
 fn label(exp: &Experiment, r: &RunRecord, metric: Option<YMetric>) -> String {
     let mut l = describe(&r.key);
     if exp.points.len() > 1 {
-        l = format!("{l} {}", r.key.point);
+        l = format!("{l} {}", caption(exp, &r.key.point));
     }
     match metric {
         Some(m) => format!("{l} — {}", short(m)),
@@ -135,6 +135,47 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
         series,
         markers,
     }
+}
+
+/// A sweep point's label for figures: float coordinates rounded to the fewest decimals that keep
+/// each within 1% of its gap to the nearest other value of the sweep, so `xi=1.0316227766016839`
+/// reads `xi=1.0316` and no two points look alike. Integers and strings are kept as they are.
+fn caption(exp: &Experiment, point: &str) -> String {
+    let Some(p) = exp.points.iter().find(|p| p.label == point) else {
+        return point.to_string();
+    };
+    let keys: Vec<&String> = p.coords.iter().map(|c| &c.0).collect();
+    label_names(&keys)
+        .iter()
+        .zip(&p.coords)
+        .enumerate()
+        .map(|(i, (name, (_, v)))| {
+            let toml::Value::Float(f) = v else {
+                return format!("{name}={}", fmt_value(v));
+            };
+            let gap = exp
+                .points
+                .iter()
+                .filter_map(|q| q.coords.get(i)?.1.as_float())
+                .map(|g| (g - f).abs())
+                .filter(|d| *d > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            // Rounding error ≤ 0.5·10⁻ᵈ must stay below gap/100.
+            let d = if gap.is_finite() {
+                (-(0.02 * gap).log10()).ceil().clamp(0.0, 15.0) as usize
+            } else {
+                3
+            };
+            let txt = format!("{f:.d$}");
+            let txt = if txt.contains('.') {
+                txt.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                &txt
+            };
+            format!("{name}={txt}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The first sweep coordinate of a point as a number (the x of a rounds-to-target plot).
@@ -185,20 +226,20 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
 }
 
 fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
-    let categories: Vec<String> = exp.points.iter().map(|p| p.label.clone()).collect();
     let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
     for r in records {
         let name = describe(&r.key);
-        let i = categories
+        let i = exp
+            .points
             .iter()
-            .position(|c| *c == r.key.point)
+            .position(|p| p.label == r.key.point)
             .unwrap_or(0);
         let v = match spec.x {
             XAxis::Seconds => r.last().time_s,
             _ => r.rounds as f64,
         };
         if !groups.iter().any(|g| g.0 == name) {
-            groups.push((name.clone(), vec![f64::NAN; categories.len()]));
+            groups.push((name.clone(), vec![f64::NAN; exp.points.len()]));
         }
         let g = groups
             .iter_mut()
@@ -218,7 +259,7 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
             _ => "communication rounds".into(),
         },
         log_y: spec.log_y,
-        categories,
+        categories: exp.points.iter().map(|p| caption(exp, &p.label)).collect(),
         groups,
     }
 }
@@ -236,4 +277,29 @@ pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result
         written.push(stem);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::caption;
+    use crate::manifest;
+    use std::path::Path;
+
+    fn captions(file: &str) -> Vec<String> {
+        let exp = manifest::load(Path::new(file), "paper").expect("committed manifest loads");
+        exp.points.iter().map(|p| caption(&exp, &p.label)).collect()
+    }
+
+    #[test]
+    fn captions_round_floats_but_keep_points_apart() {
+        // ξ = 1 + 10^(−(1+j)/2): the full labels carry 17 digits.
+        assert_eq!(
+            captions("experiments/faps/fig2_xi.toml"),
+            ["xi=1.1", "xi=1.0316", "xi=1.01", "xi=1.0032"]
+        );
+        assert_eq!(
+            captions("experiments/faps/fig2_m.toml"),
+            ["m=160000", "m=192000", "m=224000", "m=256000"]
+        );
+    }
 }

@@ -59,9 +59,21 @@ sv_err = 1e-7
 [profiles.quick]
 "#;
 
-fn dpca(args: &[&str], cwd: &Path) -> std::process::Output {
+/// `dpca run <manifest> --profile quick --threads <threads> --results <results> --cache cache`.
+fn run_quick(cwd: &Path, manifest: &str, threads: &str, results: &str) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_dpca"))
-        .args(args)
+        .args([
+            "run",
+            manifest,
+            "--profile",
+            "quick",
+            "--threads",
+            threads,
+            "--results",
+            results,
+            "--cache",
+            "cache",
+        ])
         .current_dir(cwd)
         .output()
         .unwrap()
@@ -92,21 +104,7 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
     let d = dir.path();
     std::fs::write(d.join("tiny.toml"), MANIFEST).unwrap();
     for (threads, out) in [("1", "r1"), ("2", "r2")] {
-        let o = dpca(
-            &[
-                "run",
-                "tiny.toml",
-                "--profile",
-                "quick",
-                "--threads",
-                threads,
-                "--results",
-                out,
-                "--cache",
-                "cache",
-            ],
-            d,
-        );
+        let o = run_quick(d, "tiny.toml", threads, out);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let r1 = d.join("r1/faps/tiny/quick");
@@ -157,21 +155,7 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
         .unwrap()
         .modified()
         .unwrap();
-    let o = dpca(
-        &[
-            "run",
-            "tiny.toml",
-            "--profile",
-            "quick",
-            "--threads",
-            "1",
-            "--results",
-            "r1",
-            "--cache",
-            "cache",
-        ],
-        d,
-    );
+    let o = run_quick(d, "tiny.toml", "1", "r1");
     assert!(o.status.success());
     assert_eq!(
         std::fs::metadata(r1.join("runs"))
@@ -208,19 +192,7 @@ fn bad_manifest_exits_2_naming_file_line_and_key() {
         // The manifest id must match its file name, so the bad copy keeps the name in its own folder.
         std::fs::create_dir_all(d.join("bad")).unwrap();
         std::fs::write(d.join("bad/tiny.toml"), &text).unwrap();
-        let o = dpca(
-            &[
-                "run",
-                "bad/tiny.toml",
-                "--profile",
-                "quick",
-                "--results",
-                "r",
-                "--cache",
-                "c",
-            ],
-            d,
-        );
+        let o = run_quick(d, "bad/tiny.toml", "2", "r");
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "case {to}: {err}");
         let line = text
@@ -310,19 +282,7 @@ fn sweep_paper_numbers_sit_beside_averages_or_their_point() {
         )
         .replace("sv_err = 1e-7", "sv_err = 1.25e-7");
     std::fs::write(d.join("tiny.toml"), manifest).unwrap();
-    let o = dpca(
-        &[
-            "run",
-            "tiny.toml",
-            "--profile",
-            "quick",
-            "--results",
-            "r",
-            "--cache",
-            "cache",
-        ],
-        d,
-    );
+    let o = run_quick(d, "tiny.toml", "2", "r");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = d.join("r/faps/tiny/quick");
 

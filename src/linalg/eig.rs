@@ -33,52 +33,40 @@ pub fn sym_eig_desc(a: ArrayView2<f64>) -> Result<SymEig> {
     let mut w = vec![0.0f64; n];
     let (jobz, uplo) = (b'V' as c_char, b'L' as c_char);
     let nn = n as c_int;
-    let mut info: c_int = 0;
-    // Workspace query first, then the real call.
-    let mut work_q = 0.0f64;
-    let mut iwork_q: c_int = 0;
-    let minus1: c_int = -1;
     let data = m
         .as_slice_memory_order_mut()
         .expect("freshly allocated, contiguous");
-    // SAFETY: buffers sized as LAPACK documents; the query writes only work_q / iwork_q.
-    unsafe {
-        lapack_sys::dsyevd_(
-            &jobz,
-            &uplo,
-            &nn,
-            data.as_mut_ptr(),
-            &nn,
-            w.as_mut_ptr(),
-            &mut work_q,
-            &minus1,
-            &mut iwork_q,
-            &minus1,
-            &mut info,
-        );
-    }
+    // One dsyevd call: a workspace query when the lengths are -1, the real solve otherwise.
+    let mut dsyevd = |work: &mut [f64], lwork: c_int, iwork: &mut [c_int], liwork: c_int| {
+        let mut info: c_int = 0;
+        // SAFETY: `data` is n×n and `w` has n entries; with lwork = liwork = -1 LAPACK writes
+        // only work[0] and iwork[0], otherwise the buffers have the lengths the query returned.
+        unsafe {
+            lapack_sys::dsyevd_(
+                &jobz,
+                &uplo,
+                &nn,
+                data.as_mut_ptr(),
+                &nn,
+                w.as_mut_ptr(),
+                work.as_mut_ptr(),
+                &lwork,
+                iwork.as_mut_ptr(),
+                &liwork,
+                &mut info,
+            );
+        }
+        info
+    };
+    let (mut work_q, mut iwork_q) = ([0.0f64], [0 as c_int]);
+    let info = dsyevd(&mut work_q, -1, &mut iwork_q, -1);
     if info != 0 {
         bail!("dsyevd workspace query failed (info = {info})");
     }
-    let lwork = work_q as c_int;
-    let liwork = iwork_q;
-    let mut work = vec![0.0f64; lwork.max(1) as usize];
-    let mut iwork = vec![0 as c_int; liwork.max(1) as usize];
-    unsafe {
-        lapack_sys::dsyevd_(
-            &jobz,
-            &uplo,
-            &nn,
-            data.as_mut_ptr(),
-            &nn,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &lwork,
-            iwork.as_mut_ptr(),
-            &liwork,
-            &mut info,
-        );
-    }
+    let (lwork, liwork) = ((work_q[0] as c_int).max(1), iwork_q[0].max(1));
+    let mut work = vec![0.0f64; lwork as usize];
+    let mut iwork = vec![0 as c_int; liwork as usize];
+    let info = dsyevd(&mut work, lwork, &mut iwork, liwork);
     if info != 0 {
         bail!("dsyevd did not converge (info = {info})");
     }

@@ -1,5 +1,6 @@
 //! Convergence figures from the manifest's `[[plots]]`, with the paper's values as markers.
 
+use super::plot::ticks::trim_zeros;
 use super::plot::{render, render_bars, BarPlot, LinePlot, Marker, Series};
 use super::tables::paper_for;
 use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, YMetric};
@@ -166,13 +167,7 @@ fn caption(exp: &Experiment, point: &str) -> String {
             } else {
                 3
             };
-            let txt = format!("{f:.d$}");
-            let txt = if txt.contains('.') {
-                txt.trim_end_matches('0').trim_end_matches('.')
-            } else {
-                &txt
-            };
-            format!("{name}={txt}")
+            format!("{name}={}", trim_zeros(&format!("{f:.d$}")))
         })
         .collect::<Vec<_>>()
         .join(",")

@@ -153,6 +153,15 @@ impl LinearFormat {
     }
 }
 
+/// A decimal number without trailing fractional zeros: `1.0100` → `1.01`, `2.000` → `2`, `300` → `300`.
+pub fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
 /// Short label for a single value (bar tops): integers as they are, others with three
 /// significant digits, very small or large magnitudes as `1.2×10⁻⁴`.
 pub fn format_value(v: f64) -> String {
@@ -167,18 +176,12 @@ pub fn format_value(v: f64) -> String {
         format!("{minus}{a:.0}")
     } else if (1e-2..1e5).contains(&a) {
         let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
-        let s = format!("{a:.decimals$}");
-        let s = if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.')
-        } else {
-            &s
-        };
-        format!("{minus}{s}")
+        format!("{minus}{}", trim_zeros(&format!("{a:.decimals$}")))
     } else {
         let exp = a.log10().floor() as i64;
         let mant = a / 10f64.powi(exp as i32);
         let m = format!("{mant:.1}");
-        let m = m.trim_end_matches('0').trim_end_matches('.');
+        let m = trim_zeros(&m);
         if m == "1" {
             format!("{minus}{}", decade_label(exp))
         } else {

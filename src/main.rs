@@ -72,6 +72,20 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Re-render a results folder (report.md, figures, CSVs, run.json) from its committed
+    /// trace.csv, summary.csv and run.json, without running anything: after a change of the
+    /// report, the figures or the manifest's paper numbers. Provenance stays the computing run's.
+    Render {
+        /// Results folders (results/<paper>/<id>/<profile>) or manifests (with --profile).
+        #[arg(required = true)]
+        targets: Vec<PathBuf>,
+        /// Profile, when a target is a manifest.
+        #[arg(long, default_value = "paper")]
+        profile: String,
+        /// Root folder of the results, when a target is a manifest.
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+    },
     /// Run every manifest under the experiments folder that has the chosen profile.
     Reproduce {
         /// Folder searched recursively for *.toml manifests.
@@ -196,6 +210,13 @@ fn dispatch(cli: Cli) -> Result<()> {
             reproduce(&experiments, &common.profile, &opts)
         }
         Command::Data { action, dir } => data(action, &dir),
+        Command::Render {
+            targets,
+            profile,
+            results,
+        } => targets
+            .iter()
+            .try_for_each(|t| render(t, &profile, &results)),
     }
 }
 
@@ -260,11 +281,14 @@ fn list(dir: &Path) -> Result<()> {
     }
     println!("\nmethods:");
     for m in registry::METHODS {
-        let status = match m.status {
-            registry::Status::Ready => "",
-            registry::Status::Planned(why) => why,
-        };
-        println!("  {:<12} {} {}", m.name, m.about, status);
+        let central = if m.centralised { ", centralised" } else { "" };
+        println!(
+            "  {:<12} [{}{central}] {} ({})",
+            m.name, m.family, m.about, m.paper
+        );
+    }
+    for (name, why) in registry::PLANNED {
+        println!("  {name:<12} not implemented yet: {why}");
     }
     Ok(())
 }
@@ -328,6 +352,34 @@ fn manifest_of(target: &Path) -> Result<PathBuf> {
     } else {
         Ok(target.to_path_buf())
     }
+}
+
+fn render(target: &Path, profile: &str, results: &Path) -> Result<()> {
+    let (path, profile) = if target.is_dir() {
+        let json = target.join("run.json");
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(&json)
+                .with_context(|| format!("cannot read {}", json.display()))?,
+        )
+        .with_context(|| format!("{} is not valid JSON", json.display()))?;
+        let profile = v["profile"]
+            .as_str()
+            .with_context(|| format!("{}: no profile", json.display()))?
+            .to_string();
+        (manifest_of(target)?, profile)
+    } else {
+        (target.to_path_buf(), profile.to_string())
+    };
+    let exp = manifest::load(&path, &profile)?;
+    let dir = if target.is_dir() {
+        target.to_path_buf()
+    } else {
+        results.join(&exp.paper).join(&exp.id).join(&exp.profile)
+    };
+    let out = report::reload::outcome_from_csv(&exp, &dir)?;
+    report::write_all(&exp, &out)?;
+    println!("{}: re-rendered {} runs", dir.display(), out.records.len());
+    Ok(())
 }
 
 fn attack(target: &Path, profile: &str, target_err: f64, opts: &Options) -> Result<()> {

@@ -3,35 +3,32 @@
 
 mod common;
 
-use common::{setup, small};
+use common::{method, small};
 use dpca_bench::attack::{leakage_errors, pairs};
-use dpca_bench::methods::faps::{Faps, Params};
-use dpca_bench::methods::localpower::{LocalPower, Params as LpParams};
-use dpca_bench::methods::ssi::Ssi;
-use dpca_bench::methods::Method;
+use dpca_bench::fed::Network;
 
 const N: usize = 24;
 const P: usize = 4;
 const D: usize = 3;
 
-/// Attack errors on client 0 after `rounds` rounds of `m`.
-fn attack(mut m: Box<dyn Method + '_>, a1: ndarray::ArrayView2<f64>, rounds: usize) -> Vec<f64> {
+/// Attack errors on client 0 after `rounds` rounds of method `name`.
+fn attack(name: &str, seed: u64, rounds: usize) -> Vec<f64> {
+    let s = small(N, 600, P, 1.05, seed);
+    let mut m = method(name, toml::Table::new(), &s, D);
+    m.net.record_transcript(vec![0]);
     for _ in 0..rounds {
         m.step().unwrap();
     }
-    let pairs = pairs(m.transcript().expect("recorded"), 0);
+    let pairs = pairs(m.net.transcript().expect("recorded"), 0).unwrap();
     assert_eq!(pairs.len(), rounds);
+    let a1 = common::even_blocks(s.a.view(), D)[0].as_dense().unwrap();
     leakage_errors(a1, &pairs, rounds).unwrap()
 }
 
 #[test]
 fn ssi_transcript_reveals_the_local_gram_matrix() {
-    let s = small(N, 600, P, 1.05, 21);
-    let mut st = setup(&s, D);
-    st.watch = Some(vec![0]);
-    let a1 = st.blocks[0].as_dense().unwrap();
     let k = N.div_ceil(P) + 1;
-    let errs = attack(Box::new(Ssi::new(st)), a1, k + 3);
+    let errs = attack("ssi", 21, k + 3);
     assert!(errs[0] > 1e-2, "one round cannot reveal it: {:e}", errs[0]);
     assert!(
         errs[k - 1] <= 1e-8,
@@ -42,16 +39,8 @@ fn ssi_transcript_reveals_the_local_gram_matrix() {
 
 #[test]
 fn localpower_transcript_reveals_the_local_gram_matrix() {
-    let s = small(N, 600, P, 1.05, 22);
-    let mut st = setup(&s, D);
-    st.watch = Some(vec![0]);
-    let a1 = st.blocks[0].as_dense().unwrap();
     let k = N.div_ceil(P) + 1;
-    let errs = attack(
-        Box::new(LocalPower::new(st, LpParams::default())),
-        a1,
-        k + 3,
-    );
+    let errs = attack("localpower", 22, k + 3);
     assert!(
         errs[k - 1] <= 1e-8,
         "by round {k}: {:e} (all: {errs:?})",
@@ -61,11 +50,7 @@ fn localpower_transcript_reveals_the_local_gram_matrix() {
 
 #[test]
 fn faps_transcript_does_not_reveal_it() {
-    let s = small(N, 600, P, 1.05, 23);
-    let mut st = setup(&s, D);
-    st.watch = Some(vec![0]);
-    let a1 = st.blocks[0].as_dense().unwrap();
-    let errs = attack(Box::new(Faps::new(st, Params::default())), a1, 40);
+    let errs = attack("faps", 23, 40);
     let min = errs.iter().cloned().fold(f64::INFINITY, f64::min);
     assert!(
         min >= 1e-1,

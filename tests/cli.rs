@@ -130,11 +130,11 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
 
     let header = std::fs::read_to_string(r1.join("summary.csv")).unwrap();
     assert!(header.starts_with(
-        "experiment,profile,method,params,seed,rounds,converged,time_s,bytes_up,bytes_down,kkt,sv_err,paper_rounds,paper_sv_err"
+        "experiment,profile,method,params,seed,rounds,converged,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist,paper_rounds,paper_sv_err,stop_reason,point,run_id"
     ));
     let trace = std::fs::read_to_string(r1.join("trace.csv")).unwrap();
     assert!(trace.starts_with(
-        "experiment,profile,method,params,seed,round,inner_iters,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist"
+        "experiment,profile,method,params,seed,round,inner_iters,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist,point,run_id"
     ));
     let report = std::fs::read_to_string(r1.join("report.md")).unwrap();
     assert!(
@@ -210,7 +210,7 @@ fn bad_manifest_exits_2_naming_file_line_and_key() {
 }
 
 /// Two [[methods]] entries of one method that differ only in fixed parameters are stored apart
-/// (named by label), and a store written before labels named files is still found.
+/// (named by label), and a stored run is reused only under its own fingerprint.
 #[test]
 fn run_store_keeps_entries_of_one_method_apart() {
     use dpca_bench::run::{RunKey, RunRecord, RunStore, TraceRow};
@@ -235,15 +235,13 @@ fn run_store_keeps_entries_of_one_method_apart() {
             time_s: 0.0,
             bytes_up: 0,
             bytes_down: 0,
-            vectors: 0,
-            objective: 1.0,
-            kkt: 1.0,
-            sv_err: 1.0,
-            subspace_dist: 1.0,
+            vectors: 0.0,
+            metrics: [("kkt".to_string(), 1.0)].into(),
             leak_err: None,
         }],
-        inner: vec![],
         bytes_up_per_client: vec![],
+        resolved: serde_json::Value::Null,
+        spectra: Default::default(),
         threads: 1,
         peak_rss_mib: None,
     };
@@ -252,18 +250,8 @@ fn run_store_keeps_entries_of_one_method_apart() {
     store.save(&record(sign.clone(), 283)).unwrap();
     assert_eq!(store.load(&plain).unwrap().rounds, 279);
     assert_eq!(store.load(&sign).unwrap().rounds, 283);
-
-    // Legacy name: point__method__params__seed.
-    let old = key("LP", "cc");
-    let json = serde_json::to_vec(&record(old.clone(), 7)).unwrap();
-    std::fs::write(
-        dir.path().join("runs/__localpower__halve_every=1__4.json"),
-        json,
-    )
-    .unwrap();
-    assert_eq!(store.load(&old).unwrap().rounds, 7);
     assert!(
-        store.load(&key("LP", "dd")).is_none(),
+        store.load(&key("LocalPower", "dd")).is_none(),
         "another fingerprint is not reused"
     );
 }

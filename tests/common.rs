@@ -3,8 +3,9 @@
 
 use dpca_bench::data::matrix::Block;
 use dpca_bench::data::{synthetic, uniform_matrix};
+use dpca_bench::fed::Message;
 use dpca_bench::linalg::orth;
-use dpca_bench::methods::Setup;
+use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::subspace::Reference;
 use dpca_bench::seed;
 use ndarray::{Array2, ArrayView2};
@@ -37,12 +38,26 @@ pub fn even_blocks(a: ArrayView2<f64>, d: usize) -> Vec<Block> {
     Block::Dense(a).split(&even_sizes(a.ncols(), d))
 }
 
-pub fn setup<'a>(s: &'a Small, d: usize) -> Setup<'a> {
-    Setup {
-        blocks: even_blocks(s.a.view(), d),
-        p: s.p,
-        z0: s.z0.clone(),
-        seed: 7,
-        watch: None,
-    }
+/// `name` with manifest-style `params` on `d` even clients of `s`, as the runner builds it.
+pub fn method<'a>(name: &str, params: toml::Table, s: &'a Small, d: usize) -> Running<'a> {
+    let start = Message::new().with("z", s.z0.clone());
+    Running::named(
+        name,
+        &params,
+        &start,
+        7,
+        even_blocks(s.a.view(), d),
+        s.a.nrows(),
+    )
+    .unwrap()
+}
+
+/// Manifest-style parameters from TOML text, e.g. `params("q0 = 1")`.
+pub fn params(text: &str) -> toml::Table {
+    toml::from_str(text).unwrap()
+}
+
+/// The server's subspace estimate Z.
+pub fn z(r: &Running) -> Array2<f64> {
+    r.server.estimate().get("z").unwrap().clone()
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dpca_bench::manifest::{self, Experiment, ManifestError, Scheme, Spectrum, XAxis, YMetric};
+use dpca_bench::manifest::{self, Experiment, ManifestError, Scheme, Spectrum, XAxis};
 
 const GOOD: &str = r#"id = "table9"
 paper = "faps"
@@ -148,7 +148,7 @@ fn good_manifest_paper_profile() {
     assert_eq!(e.stop.max_rounds, 300);
     assert_eq!(e.stop.objective_tol, Some(1e-10));
     assert_eq!(e.plots[0].x, XAxis::Rounds);
-    assert_eq!(e.plots[0].y, YMetric::Kkt);
+    assert_eq!(e.plots[0].y, "kkt");
     assert!(e.plots[0].log_y, "log_y defaults to true");
     assert_eq!(e.paper_results[0].rounds, Some(207));
     assert_eq!(p.data.cache_key(), "svd-geometric-n20-m640-xi1.01");
@@ -502,7 +502,7 @@ fn plot_with_unknown_axes() {
         &load_err(&w, "paper"),
         line_of(&w.text, "\"error\""),
         "plots[0].y",
-        &["unknown variant", "sv_err"],
+        &["not a metric of the `subspace` family", "sv_err"],
     );
 }
 
@@ -688,12 +688,25 @@ fn stop_rules() {
         "stop.objective_tol",
         &[">= 0"],
     );
-    let w = edit("objective_tol = 1e-10", "kkt_target = -1.0");
+    let w = edit(
+        "objective_tol = 1e-10",
+        "target = { metric = \"kkt\", value = -1.0 }",
+    );
     expect(
         &load_err(&w, "paper"),
-        line_of(&w.text, "kkt_target"),
-        "stop.kkt_target",
+        line_of(&w.text, "target ="),
+        "stop.target.value",
         &[">= 0"],
+    );
+    let w = edit(
+        "objective_tol = 1e-10",
+        "target = { metric = \"kkt_\", value = 1e-6 }",
+    );
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "target ="),
+        "stop.target.metric",
+        &["not a metric", "`kkt`"],
     );
     let w = edit("objective_tol = 1e-10", "time_budget_s = 0");
     expect(

@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use dpca_bench::report::plot::{render, render_bars, BarPlot, LinePlot, Marker, Series};
+use dpca_bench::report::plot::{
+    render, render_bars, render_heatmap, BarPlot, HeatMap, LinePlot, Marker, Overlay, Series,
+};
 
 fn out_dir(tmp: &tempfile::TempDir) -> PathBuf {
     match std::env::var_os("DPCA_PLOT_OUT") {
@@ -377,4 +379,229 @@ fn noisy_zigzag_lines_render() {
         ..Default::default()
     };
     render(&plot, &dir.join("noisy")).unwrap();
+}
+
+/// Cell annotation as the heat map writes it: one decimal, typographic minus.
+fn one_decimal(v: f64) -> String {
+    let s = format!("{v:.1}");
+    if s == "-0.0" {
+        "0.0".into()
+    } else {
+        s.replace('-', "−")
+    }
+}
+
+const BOUNDARY: &str = "paper: recovery fails (r ≈ 0.15n, s ≈ 0.2)";
+
+/// A DCF-PCA-like phase transition: log10 relative error over sparsity s = 0.05…0.5 (x) and
+/// rank ratio r/n = 0.03…0.3 (y), small where both are small, ≈ 0 past the boundary; two
+/// grid points not run.
+fn phase_transition() -> HeatMap {
+    let s: Vec<f64> = (1..=10).map(|i| 0.05 * i as f64).collect();
+    let rho: Vec<f64> = (1..=10).map(|j| 0.03 * j as f64).collect();
+    let mut values: Vec<Vec<f64>> = rho
+        .iter()
+        .map(|&r| {
+            s.iter()
+                .map(|&s| {
+                    let margin = (s / 0.2).max(r / 0.15) - 1.0;
+                    -7.3 / (1.0 + (12.0 * margin).exp()) - 0.15
+                })
+                .collect()
+        })
+        .collect();
+    values[9][9] = f64::NAN;
+    values[8][9] = f64::NAN;
+    // Cell-index units: the edge between s = 0.2 and 0.25 (columns 3 and 4) is x = 4, the
+    // edge between r/n = 0.15 and 0.18 (rows 4 and 5) is y = 5.
+    let boundary = Overlay {
+        label: BOUNDARY.into(),
+        points: vec![(0.0, 5.0), (4.0, 5.0), (4.0, 0.0)],
+    };
+    HeatMap {
+        title: "DCF-PCA — phase transition of robust PCA recovery".into(),
+        x_label: "sparsity s".into(),
+        y_label: "rank ratio r/n".into(),
+        x_ticks: s.iter().map(|v| format!("{v:.2}")).collect(),
+        y_ticks: rho.iter().map(|v| format!("{v:.2}")).collect(),
+        values,
+        colour_label: "log₁₀ relative error".into(),
+        overlays: vec![boundary],
+    }
+}
+
+#[test]
+fn heat_map_writes_svg_and_png_with_annotations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp);
+    let plot = phase_transition();
+    render_heatmap(&plot, &dir.join("phase")).unwrap();
+
+    let svg = String::from_utf8(read(&dir.join("phase.svg"))).unwrap();
+    let texts = svg_texts(&svg);
+    for want in [
+        "DCF-PCA — phase transition of robust PCA recovery",
+        "sparsity s",
+        "rank ratio r/n",
+        "log₁₀ relative error",
+        "0.05",
+        "0.30",
+        BOUNDARY,
+        "not run (NaN)",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == want),
+            "{want:?} missing: {texts:?}"
+        );
+    }
+    // Every cell that ran carries its value; the colour bar is labelled with whole numbers.
+    for row in &plot.values {
+        for v in row.iter().filter(|v| !v.is_nan()) {
+            let a = one_decimal(*v);
+            assert!(texts.contains(&a), "annotation {a} missing: {texts:?}");
+        }
+    }
+    assert!(
+        texts.iter().any(|t| t == "−6"),
+        "colour bar tick: {texts:?}"
+    );
+    assert!(svg.contains("DejaVu Sans"));
+
+    let png = read(&dir.join("phase.png"));
+    assert_eq!(png_size(&png), (1200, 800));
+}
+
+#[test]
+fn heat_map_png_is_byte_identical_across_renders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plot = phase_transition();
+    render_heatmap(&plot, &tmp.path().join("a")).unwrap();
+    render_heatmap(&plot, &tmp.path().join("b")).unwrap();
+    assert!(
+        read(&tmp.path().join("a.png")) == read(&tmp.path().join("b.png")),
+        "PNG differs"
+    );
+    assert!(
+        read(&tmp.path().join("a.svg")) == read(&tmp.path().join("b.svg")),
+        "SVG differs"
+    );
+}
+
+#[test]
+fn degenerate_heat_maps_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out_dir(&tmp);
+    let base = HeatMap {
+        title: "degenerate heat map".into(),
+        x_label: "s".into(),
+        y_label: "r/n".into(),
+        colour_label: "log₁₀ error".into(),
+        ..Default::default()
+    };
+    // Alternating values: the colours span a range, every annotation would be "−4.7" or "−1.3".
+    let big: Vec<Vec<f64>> = (0..40)
+        .map(|j| {
+            (0..60)
+                .map(|i| if (i + j) % 2 == 0 { -4.7 } else { -1.3 })
+                .collect()
+        })
+        .collect();
+    let cases = [
+        (
+            "hm_single_cell",
+            HeatMap {
+                x_ticks: vec!["0.1".into()],
+                y_ticks: vec!["0.05".into()],
+                values: vec![vec![-3.25]],
+                ..base.clone()
+            },
+        ),
+        (
+            "hm_all_nan",
+            HeatMap {
+                x_ticks: vec!["a".into(), "b".into()],
+                y_ticks: vec!["c".into()],
+                values: vec![vec![f64::NAN, f64::NAN]],
+                overlays: vec![Overlay {
+                    label: "boundary".into(),
+                    points: vec![(0.0, 0.5), (2.0, 0.5)],
+                }],
+                ..base.clone()
+            },
+        ),
+        ("hm_empty", base.clone()),
+        (
+            "hm_ragged_and_infinite",
+            HeatMap {
+                x_ticks: vec!["1".into(), "2".into(), "3".into()],
+                y_ticks: vec![],
+                values: vec![
+                    vec![f64::NEG_INFINITY, -2.0, -1.0],
+                    vec![0.5],
+                    vec![f64::INFINITY, f64::NAN, 0.0, 9.0],
+                ],
+                overlays: vec![
+                    Overlay {
+                        label: "outside".into(),
+                        points: vec![(-5.0, -5.0), (-1.0, -2.0)],
+                    },
+                    Overlay {
+                        label: "crosses and breaks".into(),
+                        points: vec![
+                            (-1.0, 1.5),
+                            (5.0, 1.5),
+                            (f64::NAN, 0.0),
+                            (1.0, 0.0),
+                            (1.0, 9.0),
+                        ],
+                    },
+                    Overlay {
+                        label: "one point".into(),
+                        points: vec![(1.0, 1.0)],
+                    },
+                ],
+                ..base.clone()
+            },
+        ),
+        (
+            "hm_large_grid",
+            HeatMap {
+                x_ticks: (0..60)
+                    .map(|i| format!("{:.3}", 0.001 * i as f64))
+                    .collect(),
+                y_ticks: (0..40).map(|j| format!("{:.2}", 0.01 * j as f64)).collect(),
+                values: big,
+                ..base.clone()
+            },
+        ),
+    ];
+    for (name, plot) in cases {
+        render_heatmap(&plot, &dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        assert!(dir.join(format!("{name}.png")).exists(), "{name}.png");
+        assert!(dir.join(format!("{name}.svg")).exists(), "{name}.svg");
+    }
+    let texts =
+        |name: &str| svg_texts(&String::from_utf8(read(&dir.join(format!("{name}.svg")))).unwrap());
+    // A single cell is large: annotated.
+    assert!(texts("hm_single_cell").iter().any(|t| t == "−3.2"));
+    // NaN cells are explained, overlays that miss the grid say so.
+    assert!(texts("hm_all_nan").iter().any(|t| t == "not run (NaN)"));
+    let ragged = texts("hm_ragged_and_infinite");
+    for want in [
+        "0.0",
+        "−∞",
+        "∞",
+        "outside (not drawable)",
+        "crosses and breaks",
+        "one point (not drawable)",
+    ] {
+        assert!(
+            ragged.iter().any(|t| t == want),
+            "{want:?} missing: {ragged:?}"
+        );
+    }
+    // 60×40 cells are too small for annotations, and the tick labels are thinned out.
+    let large = texts("hm_large_grid");
+    assert!(!large.iter().any(|t| t == "−4.7"), "{large:?}");
+    assert!(large.iter().any(|t| t == "0.000") && !large.iter().any(|t| t == "0.001"));
 }

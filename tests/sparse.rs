@@ -6,11 +6,9 @@ mod common;
 use dpca_bench::data::loaders::Csr;
 use dpca_bench::data::matrix::{Block, DataMatrix};
 use dpca_bench::data::uniform_matrix;
+use dpca_bench::fed::{Message, Network};
 use dpca_bench::linalg::orth;
-use dpca_bench::methods::faps::{Faps, Params as FapsParams};
-use dpca_bench::methods::localpower::{LocalPower, Params as LpParams};
-use dpca_bench::methods::ssi::Ssi;
-use dpca_bench::methods::{Method, Setup};
+use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::subspace::{krylov, Reference};
 use dpca_bench::seed;
 use ndarray::{Array2, ArrayView2};
@@ -81,31 +79,33 @@ fn methods_on_sparse_clients_match_dense_clients() {
     let (sp, de) = sparse_pair(n, m, 0.1, 2);
     let sizes = common::even_sizes(m, d);
     let z0 = orth(uniform_matrix(n, p, &mut seed::rng(2, &["z0"])).view());
-    fn setup<'a>(data: &'a DataMatrix, sizes: &[usize], z0: &Array2<f64>) -> Setup<'a> {
-        Setup {
-            blocks: data.view().split(sizes),
-            p: z0.ncols(),
-            z0: z0.clone(),
-            seed: 3,
-            watch: None,
+    let start = Message::new().with("z", z0);
+    for name in ["ssi", "localpower", "faps"] {
+        fn build<'a>(
+            name: &str,
+            start: &Message,
+            data: &'a DataMatrix,
+            sizes: &[usize],
+        ) -> Running<'a> {
+            let n = data.n();
+            Running::named(
+                name,
+                &toml::Table::new(),
+                start,
+                3,
+                data.view().split(sizes),
+                n,
+            )
+            .unwrap()
         }
-    }
-    type Build = fn(Setup<'_>) -> Box<dyn Method + '_>;
-    let builds: [(&str, Build); 3] = [
-        ("ssi", |s| Box::new(Ssi::new(s))),
-        ("localpower", |s| {
-            Box::new(LocalPower::new(s, LpParams::default()))
-        }),
-        ("faps", |s| Box::new(Faps::new(s, FapsParams::default()))),
-    ];
-    for (name, build) in builds {
         let (mut a, mut b) = (
-            build(setup(&sp, &sizes, &z0)),
-            build(setup(&de, &sizes, &z0)),
+            build(name, &start, &sp, &sizes),
+            build(name, &start, &de, &sizes),
         );
+        let z = |r: &Running| r.server.estimate().get("z").unwrap().clone();
         for round in 1..=15 {
             let (fa, fb) = (a.step().unwrap().objective, b.step().unwrap().objective);
-            let diff = max_rel_diff(a.estimate().view(), b.estimate().view());
+            let diff = max_rel_diff(z(&a).view(), z(&b).view());
             assert!(
                 diff < 1e-9,
                 "{name} round {round}: iterates differ by {diff:e}"
@@ -117,8 +117,9 @@ fn methods_on_sparse_clients_match_dense_clients() {
                 );
             }
         }
-        assert_eq!(a.counters().bytes_up, b.counters().bytes_up, "{name}");
-        assert_eq!(a.counters().bytes_down, b.counters().bytes_down, "{name}");
+        let (ca, cb) = (a.net.counters(), b.net.counters());
+        assert_eq!(ca.bytes_up, cb.bytes_up, "{name}");
+        assert_eq!(ca.bytes_down, cb.bytes_down, "{name}");
     }
 }
 

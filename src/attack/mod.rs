@@ -6,8 +6,8 @@
 //! Y_1 = A_1A_1ᵀZ, so Φ⁽ᵏ⁾ = A_1A_1ᵀ as soon as the Z's span ℝⁿ (kp ≥ n); FAPS's Y_i = Q_iZ with a
 //! mask Q_i that changes every round, so no such Φ exists.
 //!
-//! Transcript shape: an upload with p columns answers the broadcast Z; an upload with 2p columns
-//! is [Y | X] and answers the client's own basis X (LocalPower's aligned rounds).
+//! Parts read by name: a reply's `y` answers the broadcast `z`, or, when the reply also carries
+//! its own basis `z` (LocalPower's aligned rounds), that basis.
 
 use crate::fed::Transcript;
 use crate::linalg::fro2;
@@ -17,18 +17,11 @@ use ndarray_linalg::JobSvd;
 use ndarray_linalg::SVDDC;
 
 /// The (input, output) pairs the server saw from `client`, in round order.
-pub fn pairs(t: &Transcript, client: usize) -> Vec<(Array2<f64>, Array2<f64>)> {
+pub fn pairs(t: &Transcript, client: usize) -> Result<Vec<(Array2<f64>, Array2<f64>)>> {
     t.pairs(client)
-        .map(|(z, u)| {
-            let p = z.ncols();
-            if u.matrix.ncols() == 2 * p {
-                (
-                    u.matrix.slice(s![.., p..]).to_owned(),
-                    u.matrix.slice(s![.., ..p]).to_owned(),
-                )
-            } else {
-                (z.clone(), u.matrix.clone())
-            }
+        .map(|(msg, reply)| {
+            let input = if reply.has("z") { reply } else { msg };
+            Ok((input.get("z")?.clone(), reply.get("y")?.clone()))
         })
         .collect()
 }

@@ -1,140 +1,120 @@
-//! The simulated network: the only way data leaves a client.
+//! The network: the only way anything leaves a client.
 //!
-//! A method's server code talks to its clients through [`Federation::round`] only: a broadcast
-//! from the server (counted once, whatever the number of clients) followed by one upload per
-//! client. The network, not the method, counts rounds, n-vectors and bytes, so no method can
-//! under-report. Clients compute in parallel (rayon); the server receives their uploads in
-//! client order and sums them in that order, so results never depend on the thread count.
+//! The runner builds the network from the clients (each built from its own data block and seed
+//! only) and hands the method's server a `&mut dyn Network`. A round is a broadcast from the
+//! server (counted once, whatever the number of clients) and one reply per client, computed by
+//! [`Client::respond`] from the client's own state and the message alone. The network, not the
+//! method, counts rounds, numbers and bytes, and records transcripts, so no method can
+//! under-report. Replies come back in client order and are summed in that order
+//! ([`sum_part`]), so results never depend on the thread count or the backend.
+//!
+//! The runner alone reads client-held parts of an estimate (robust PCA's L_i, S_i), through
+//! [`LocalNetwork::reveal`]: not counted, not part of [`Network`], so invisible to methods.
 
 mod counters;
+mod message;
 mod transcript;
 
-pub use counters::Counters;
+pub use counters::{vectors, Counters};
+pub use message::{sum_part, sum_scalar, Message};
 pub use transcript::{Transcript, TranscriptRound};
 
-use ndarray::{Array2, ArrayView2};
+use anyhow::Result;
 use rayon::prelude::*;
 
-/// What one client sends in one round: an n×k matrix and a few scalars (e.g. its share of
-/// the objective, piggy-backed on the round for the stopping rule).
-#[derive(Clone, Debug)]
-pub struct Upload {
-    pub matrix: Array2<f64>,
-    pub scalars: Vec<f64>,
-}
-
-impl Upload {
-    pub fn matrix(matrix: Array2<f64>) -> Self {
-        Self {
-            matrix,
-            scalars: Vec::new(),
-        }
+/// A client of a federated method: private state, answering the server's messages.
+pub trait Client: Send {
+    /// The reply to this round's broadcast.
+    fn respond(&mut self, msg: &Message) -> Result<Message>;
+    /// Client-held parts of the estimate, for the runner's evaluation channel (never counted).
+    fn reveal(&self) -> Message {
+        Message::new()
     }
-    fn bytes(&self) -> u64 {
-        8 * (self.matrix.len() + self.scalars.len()) as u64
+    /// Inner iterations spent in the last reply (for the report; 0 without an inner solver).
+    fn inner_iters(&self) -> u32 {
+        0
     }
 }
 
-/// What the server receives in one round, summed in client order.
-pub struct Reduced {
-    pub sum: Array2<f64>,
-    pub scalar_sums: Vec<f64>,
-}
-
-/// What the harness reads from a network, whatever its clients hold.
+/// What a method's server sees of the network.
 pub trait Network {
+    fn num_clients(&self) -> usize;
+    /// Samples held by each client, in client order: public, as the partition is.
+    fn client_sizes(&self) -> &[usize];
+    /// One communication round: broadcast `msg`, return every client's reply in client order.
+    fn round(&mut self, msg: &Message) -> Result<Vec<Message>>;
     fn counters(&self) -> &Counters;
-    /// The server's recorded view, if [`Federation::record_transcript`] asked for one.
+    /// The server's recorded view, if the runner asked for one.
     fn transcript(&self) -> Option<&Transcript>;
 }
 
-impl<C> Network for Federation<C> {
+/// All clients in this process, computing in parallel (rayon).
+pub struct LocalNetwork<'a> {
+    clients: Vec<Box<dyn Client + 'a>>,
+    sizes: Vec<usize>,
+    counters: Counters,
+    transcript: Option<Transcript>,
+}
+
+impl<'a> LocalNetwork<'a> {
+    /// `dim` is the length of the vectors exchanged (what an "n-vector" is for this problem).
+    pub fn new(clients: Vec<Box<dyn Client + 'a>>, sizes: Vec<usize>, dim: usize) -> Self {
+        assert_eq!(clients.len(), sizes.len(), "one size per client");
+        Self {
+            counters: Counters::new(clients.len(), dim),
+            clients,
+            sizes,
+            transcript: None,
+        }
+    }
+
+    /// Record the server's view (broadcasts and the replies of `clients`) for attacks.
+    pub fn record_transcript(&mut self, clients: Vec<usize>) {
+        self.transcript = Some(Transcript::new(clients));
+    }
+
+    /// The evaluation channel: each client's share of the estimate, in client order.
+    pub fn reveal(&self) -> Vec<Message> {
+        self.clients.iter().map(|c| c.reveal()).collect()
+    }
+
+    /// Inner iterations of each client's last reply.
+    pub fn inner_iters(&self) -> Vec<u32> {
+        self.clients.iter().map(|c| c.inner_iters()).collect()
+    }
+}
+
+impl Network for LocalNetwork<'_> {
+    fn num_clients(&self) -> usize {
+        self.clients.len()
+    }
+
+    fn client_sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    fn round(&mut self, msg: &Message) -> Result<Vec<Message>> {
+        self.counters.broadcast(msg.numbers());
+        let replies = self
+            .clients
+            .par_iter_mut()
+            .map(|c| c.respond(msg))
+            .collect::<Result<Vec<Message>>>()?;
+        for (i, r) in replies.iter().enumerate() {
+            self.counters.upload(i, r.numbers());
+        }
+        self.counters.end_round();
+        if let Some(t) = &mut self.transcript {
+            t.record(msg, &replies);
+        }
+        Ok(replies)
+    }
+
     fn counters(&self) -> &Counters {
         &self.counters
     }
 
     fn transcript(&self) -> Option<&Transcript> {
         self.transcript.as_ref()
-    }
-}
-
-/// Clients holding private state `C`, and the counters of everything that crossed the network.
-pub struct Federation<C> {
-    clients: Vec<C>,
-    n: usize,
-    counters: Counters,
-    transcript: Option<Transcript>,
-}
-
-impl<C: Send> Federation<C> {
-    /// `n` is the dimension of the vectors exchanged (the number of features).
-    pub fn new(clients: Vec<C>, n: usize) -> Self {
-        let d = clients.len();
-        Self {
-            clients,
-            n,
-            counters: Counters::new(d),
-            transcript: None,
-        }
-    }
-
-    /// Record the server's view (broadcasts and the uploads of `clients`) for attacks.
-    pub fn record_transcript(&mut self, clients: Vec<usize>) {
-        self.transcript = Some(Transcript::new(clients));
-    }
-
-    pub fn num_clients(&self) -> usize {
-        self.clients.len()
-    }
-
-    /// One communication round: broadcast `msg` to every client, each client answers with an
-    /// [`Upload`] computed from its own state and the message; the server gets the sums.
-    pub fn round(
-        &mut self,
-        msg: ArrayView2<f64>,
-        f: impl Fn(&mut C, ArrayView2<f64>) -> Upload + Sync + Send,
-    ) -> Reduced {
-        let uploads = self.gather(msg, f);
-        let mut sum = uploads[0].matrix.clone();
-        for u in &uploads[1..] {
-            sum += &u.matrix;
-        }
-        let k = uploads[0].scalars.len();
-        let scalar_sums = (0..k)
-            .map(|j| uploads.iter().map(|u| u.scalars[j]).sum())
-            .collect();
-        Reduced { sum, scalar_sums }
-    }
-
-    /// One communication round in which the server receives every client's upload separately
-    /// (in client order), for methods that treat clients' messages differently before summing.
-    pub fn gather(
-        &mut self,
-        msg: ArrayView2<f64>,
-        f: impl Fn(&mut C, ArrayView2<f64>) -> Upload + Sync + Send,
-    ) -> Vec<Upload> {
-        self.counters
-            .broadcast(msg.len() as u64 * 8, self.vectors(msg.len()));
-        let uploads: Vec<Upload> = self.clients.par_iter_mut().map(|c| f(c, msg)).collect();
-        for (i, u) in uploads.iter().enumerate() {
-            self.counters
-                .upload(i, u.bytes(), self.vectors(u.matrix.len()));
-        }
-        self.counters.end_round();
-        if let Some(t) = &mut self.transcript {
-            t.record(msg, &uploads);
-        }
-        uploads
-    }
-
-    /// Number of n-dimensional vectors in a message of `len` numbers.
-    fn vectors(&self, len: usize) -> u64 {
-        (len / self.n.max(1)) as u64
-    }
-
-    /// For the harness's measurements only (e.g. inner iteration counts): read client state.
-    /// Nothing read here may flow back into the algorithm.
-    pub fn observe<R>(&self, f: impl Fn(&C) -> R) -> Vec<R> {
-        self.clients.iter().map(f).collect()
     }
 }

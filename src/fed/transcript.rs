@@ -1,13 +1,12 @@
-//! The server's view of a run: every broadcast and the uploads of watched clients.
+//! The server's view of a run: every broadcast and the replies of watched clients.
 
-use super::Upload;
-use ndarray::{Array2, ArrayView2};
+use super::Message;
 
 /// One round as the server saw it.
 pub struct TranscriptRound {
-    pub broadcast: Array2<f64>,
+    pub broadcast: Message,
     /// (client index, what it sent), for the watched clients only.
-    pub uploads: Vec<(usize, Upload)>,
+    pub replies: Vec<(usize, Message)>,
 }
 
 pub struct Transcript {
@@ -22,22 +21,22 @@ impl Transcript {
             rounds: Vec::new(),
         }
     }
-    pub(super) fn record(&mut self, msg: ArrayView2<f64>, uploads: &[Upload]) {
-        let uploads = self
+    pub(super) fn record(&mut self, msg: &Message, replies: &[Message]) {
+        let replies = self
             .watch
             .iter()
-            .filter(|&&i| i < uploads.len())
-            .map(|&i| (i, uploads[i].clone()))
+            .filter(|&&i| i < replies.len())
+            .map(|&i| (i, replies[i].clone()))
             .collect();
         self.rounds.push(TranscriptRound {
-            broadcast: msg.to_owned(),
-            uploads,
+            broadcast: msg.clone(),
+            replies,
         });
     }
-    /// (broadcast, upload) pairs of one client, in round order.
-    pub fn pairs(&self, client: usize) -> impl Iterator<Item = (&Array2<f64>, &Upload)> {
+    /// (broadcast, reply) pairs of one client, in round order.
+    pub fn pairs(&self, client: usize) -> impl Iterator<Item = (&Message, &Message)> {
         self.rounds.iter().filter_map(move |r| {
-            r.uploads
+            r.replies
                 .iter()
                 .find(|(i, _)| *i == client)
                 .map(|(_, u)| (&r.broadcast, u))

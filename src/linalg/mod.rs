@@ -6,7 +6,11 @@
 
 mod eig;
 pub mod krylov;
+pub mod manifold;
 mod orth;
+pub mod procrustes;
+pub mod prox;
+pub mod svd;
 
 pub use eig::{sym_eig_desc, SymEig};
 pub use orth::{cholesky_upper, orth, orth_with_r};

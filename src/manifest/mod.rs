@@ -23,8 +23,8 @@ use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
 pub use schema::{
-    AttackSpec, DataSpec, DataSplit, Generator, PaperResult, PartitionSpec, PlotKind, PlotSpec,
-    Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, XAxis, YMetric,
+    AttackSpec, DataSpec, DataSplit, Generator, Magnitude, PaperResult, PartitionSpec, PlotKind,
+    PlotSpec, Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, Target, XAxis, LEAK_ERR,
 };
 
 /// A manifest loaded with one profile, ready to run.
@@ -44,6 +44,8 @@ pub struct Experiment {
     pub repeats: usize,
     /// One per sweep combination; exactly one when there is no sweep.
     pub points: Vec<Point>,
+    /// The problem family of every point.
+    pub kind: crate::problem::Kind,
     /// One per method variant (list-valued params expanded), in file order then variant order.
     pub methods: Vec<MethodSpec>,
     pub stop: StopSpec,
@@ -78,6 +80,9 @@ pub struct MethodSpec {
     pub params: toml::Table,
     /// The swept params of this variant, sorted by key, e.g. "inner_steps=5"; "" if none.
     pub variant: String,
+    /// Every parameter the method will use, defaults included (null for a planned method):
+    /// a changed default changes the run's fingerprint.
+    pub resolved: serde_json::Value,
 }
 
 impl MethodSpec {
@@ -256,7 +261,8 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
     validate::check_manifest(&raw, path, &loc)?;
 
     let points = expand_points(&raw, &loc)?;
-    let methods = expand_methods(&raw, &loc)?;
+    let mut methods = expand_methods(&raw, &loc)?;
+    let kind = validate::check_family(&raw, &points, &mut methods, &loc)?;
     validate::check_paper_points(&raw, &points, profile, &loc)?;
 
     Ok(Experiment {
@@ -272,6 +278,7 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         seed: raw.seed,
         repeats: raw.repeats,
         points,
+        kind,
         methods,
         stop: raw.stop,
         plots: raw.plots,
@@ -386,8 +393,30 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
 
     let names = label_names(&keys);
 
+    let combos = if raw.zip_sweep {
+        if let Some((k, l)) = keys
+            .iter()
+            .zip(&lists)
+            .find(|(_, l)| l.len() != lists[0].len())
+        {
+            return Err(loc.error(
+                &format_path(&[Seg::Key("sweep".into()), Seg::Key((*k).clone())]),
+                format!(
+                    "zip_sweep = true pairs the lists element by element, so they need one length: this one has {}, `{}` has {}",
+                    l.len(),
+                    keys[0],
+                    lists[0].len()
+                ),
+            ));
+        }
+        (0..lists.first().map_or(1, Vec::len))
+            .map(|i| lists.iter().map(|l| l[i].clone()).collect())
+            .collect()
+    } else {
+        merge::product(&lists)
+    };
     let mut points = Vec::new();
-    for combo in merge::product(&lists) {
+    for combo in combos {
         let mut table = section.clone();
         for (segs, v) in paths.iter().zip(&combo) {
             merge::set_path(&mut table, segs, v.clone());
@@ -404,8 +433,12 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         } else {
             format!(" (sweep point {label})")
         };
-        let pt: RawPoint = deserialize(table, loc, &at)?;
+        let mut pt: RawPoint = deserialize(table, loc, &at)?;
         validate::check_point(&pt, loc, &at)?;
+        // A robust problem's rank bound defaults to the planted rank.
+        if pt.problem.p == 0 {
+            pt.problem.p = pt.data.rank.unwrap_or(0);
+        }
         points.push(Point {
             label,
             coords: keys.iter().map(|k| (*k).clone()).zip(combo).collect(),
@@ -441,6 +474,7 @@ fn expand_methods(raw: &RawManifest, loc: &Locator) -> Result<Vec<MethodSpec>, M
                 label: label.clone(),
                 params,
                 variant,
+                resolved: serde_json::Value::Null,
             });
         }
     }

@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::problem::Kind;
+
 /// The whole manifest after the profile overlay, before sweep/param expansion.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,6 +38,10 @@ pub(crate) struct RawManifest {
     /// Dotted key path → list of values; checked and expanded in merge.rs.
     #[serde(default)]
     pub sweep: toml::Table,
+    /// Pair the sweep's lists element by element (all of one length) instead of crossing them:
+    /// for settings that change together, e.g. n, r = 0.05n and p = 2r of DCF-PCA's Table 1.
+    #[serde(default)]
+    pub zip_sweep: bool,
 }
 
 fn one() -> usize {
@@ -75,6 +81,19 @@ pub enum Generator {
     Svd,
     /// A real dataset from datasets/raw/ (`dpca data list`), samples as columns.
     Dataset,
+    /// Low rank plus sparse, M = L₀ + S₀ (DCF-PCA paper §5): needs rank and sparsity.
+    Robust,
+}
+
+/// Magnitudes of the robust generator's outliers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Magnitude {
+    /// ±√(nm), random sign: the DCF-PCA paper's text ("sampled from {−√(mn), 0, √(mn)}").
+    #[default]
+    Sign,
+    /// U[0, 1)·√(nm) with a random sign: the authors' scripts (impulsive noise).
+    Uniform,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -110,6 +129,15 @@ pub struct DataSpec {
     /// Dataset only: preprocessing steps, applied in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preprocess: Vec<Preprocess>,
+    /// Robust only: rank r of L₀.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    /// Robust only: fraction s of entries of S₀ that are non-zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparsity: Option<f64>,
+    /// Robust only: outlier magnitudes (default "sign").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub magnitude: Option<Magnitude>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -163,6 +191,12 @@ impl DataSpec {
         if let Some(kappa) = self.kappa {
             key.push_str(&format!("-kappa{kappa:?}"));
         }
+        if let (Some(r), Some(s)) = (self.rank, self.sparsity) {
+            key.push_str(&format!(
+                "-r{r}-s{s:?}-{}",
+                self.magnitude.unwrap_or_default()
+            ));
+        }
         key
     }
 }
@@ -214,10 +248,15 @@ impl PartitionSpec {
     }
 }
 
+/// `[problem]`: the family and its fields (checked per family in validate.rs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProblemSpec {
-    /// Subspace dimension.
+    /// The problem family; "subspace" when absent.
+    #[serde(default)]
+    pub kind: Kind,
+    /// Subspace: its dimension. Robust: the rank bound of the factor U (p ≥ r; default r).
+    #[serde(default)]
     pub p: usize,
 }
 
@@ -229,11 +268,22 @@ pub struct StopSpec {
     /// |f_k - f_{k-1}| <= tol·f_k (FAPS eq. 27).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective_tol: Option<f64>,
-    /// Scaled KKT violation at or below this.
+    /// Stop once a metric of the family reaches a value (at or below it if lower is better).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kkt_target: Option<f64>,
+    pub target: Option<Target>,
+    /// Stop when the method's own published stopping criterion holds (DCF-PCA, APGM, IALM).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_criterion: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_budget_s: Option<f64>,
+}
+
+/// `target = { metric = "kkt", value = 1e-5 }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    pub metric: String,
+    pub value: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -245,16 +295,9 @@ pub enum XAxis {
     Bytes,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum YMetric {
-    Kkt,
-    SvErr,
-    SubspaceDist,
-    Objective,
-    /// Relative error of the leakage attack's reconstruction of A_1A_1ᵀ.
-    LeakErr,
-}
+/// The attack's metric, beside the family's: relative error of the leakage attack's
+/// reconstruction of A_1A_1ᵀ (FAPS fig. 1).
+pub const LEAK_ERR: &str = "leak_err";
 
 /// What a figure shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -269,6 +312,12 @@ pub enum PlotKind {
     /// Grouped bars: one group per sweep point, one bar per method, height `x` (rounds or
     /// seconds) of the run (FAPS fig. 2).
     Bars,
+    /// One panel per method: the final value of metric `y` (log10 if `log_y`) over the grid of
+    /// the two sweep keys in `grid` (DCF-PCA fig. 2, the phase transition).
+    Heatmap,
+    /// The family's spectrum `y` of each run's final estimate (robust: "sv" = σ(L)) against
+    /// index, beside the truth's ("sv_truth") (DCF-PCA fig. 3).
+    Spectrum,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -281,10 +330,11 @@ pub struct PlotSpec {
     /// Line: the x axis. Bars: the bar height (rounds or seconds). Ignored otherwise.
     #[serde(default = "rounds")]
     pub x: XAxis,
-    pub y: YMetric,
+    /// A metric of the problem family (or "leak_err" with an attack).
+    pub y: String,
     /// More metrics drawn on the same axes (Line, RoundsToTarget).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub also: Vec<YMetric>,
+    pub also: Vec<String>,
     /// RoundsToTarget: the threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<f64>,
@@ -292,6 +342,17 @@ pub struct PlotSpec {
     pub log_y: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Heatmap: the sweep keys of its x and y axes, e.g. ["data.sparsity", "data.rank"].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grid: Vec<String>,
+    /// Heatmap: lines drawn over the grid at these axis values (the paper's failure boundary),
+    /// labelled `mark_label`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_x: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_y: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_label: Option<String>,
 }
 
 fn rounds() -> XAxis {
@@ -310,9 +371,9 @@ pub struct AttackSpec {
     pub max_rounds: Option<usize>,
 }
 
-/// What the paper reports for one method, in our units, printed beside our numbers.
+/// What the paper reports for one method, in our units, printed beside our numbers. Besides
+/// the fields below, any metric of the problem family (`kkt = 1.9e-6`); other keys are errors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct PaperResult {
     /// A method name or label of this manifest.
     pub method: String,
@@ -324,13 +385,18 @@ pub struct PaperResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sv_err: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kkt: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Metric name → the paper's value.
+    #[serde(flatten)]
+    pub metrics: std::collections::BTreeMap<String, f64>,
+}
+
+impl PaperResult {
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.get(name).copied()
+    }
 }
 
 // The manifest spelling of each enum value (same strings serde uses), for labels and messages.
@@ -348,9 +414,9 @@ macro_rules! names {
         }
     };
 }
-names!(Generator { Svd => "svd", Dataset => "dataset" });
+names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust" });
+names!(Magnitude { Sign => "sign", Uniform => "uniform" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
 names!(Scheme { Even => "even", Uneven => "uneven", Iid => "iid", Dirichlet => "dirichlet" });
-names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars" });
+names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars", Heatmap => "heatmap", Spectrum => "spectrum" });
 names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", Bytes => "bytes" });
-names!(YMetric { Kkt => "kkt", SvErr => "sv_err", SubspaceDist => "subspace_dist", Objective => "objective", LeakErr => "leak_err" });

@@ -6,8 +6,10 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::locate::Locator;
-use super::schema::{Preprocess, RawManifest, RawPoint, Scheme, Spectrum};
-use super::{ManifestError, Point};
+use super::schema::{Preprocess, RawManifest, RawPoint, Scheme, Spectrum, LEAK_ERR};
+use super::{ManifestError, MethodSpec, Point};
+use crate::methods::registry;
+use crate::problem::Kind;
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
 
@@ -35,7 +37,7 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
     }
     for (key, v) in [
         ("stop.objective_tol", stop.objective_tol),
-        ("stop.kkt_target", stop.kkt_target),
+        ("stop.target.value", stop.target.as_ref().map(|t| t.value)),
     ] {
         if let Some(v) = v {
             if !(v.is_finite() && v >= 0.0) {
@@ -174,6 +176,31 @@ pub(crate) fn check_paper_points(
 pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     let d = &pt.data;
     let (n, m) = (d.n, d.m);
+    let robust = d.generator == super::schema::Generator::Robust;
+    if (pt.problem.kind == Kind::Robust) != robust {
+        return Err(loc.error(
+            "problem.kind",
+            format!(
+                "kind = \"{}\" does not fit generator = \"{}\": robust problems need generator = \"robust\", and it makes only robust problems{at}",
+                pt.problem.kind, d.generator
+            ),
+        ));
+    }
+    for (key, set) in [
+        ("data.rank", d.rank.is_some()),
+        ("data.sparsity", d.sparsity.is_some()),
+        ("data.magnitude", d.magnitude.is_some()),
+    ] {
+        if set && !robust {
+            return Err(loc.error(
+                key,
+                format!("only used with generator = \"robust\": remove it{at}"),
+            ));
+        }
+    }
+    if robust {
+        return check_robust(pt, loc, at);
+    }
     if d.generator == super::schema::Generator::Dataset {
         return check_dataset(pt, loc, at);
     }
@@ -331,10 +358,10 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
     }
 
     let p = pr.p;
-    if p == 0 {
+    if p == 0 && pr.kind == Kind::Subspace {
         return Err(loc.error(
             "problem.p",
-            format!("p = 0: the subspace dimension must be >= 1{at}"),
+            format!("p missing or 0: the subspace dimension must be >= 1{at}"),
         ));
     }
     if p > n {
@@ -393,6 +420,189 @@ fn check_dataset(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
                 format!("only used with generator = \"svd\": remove it{at}"),
             ));
         }
+    }
+    check_partition_and_problem(pt, loc, at)
+}
+
+/// Everything that names the family's metrics or methods, once the points are known: one
+/// family per manifest; methods registered for it (or planned), with valid parameters; stop
+/// targets, plot axes and the paper's numbers naming the family's metrics.
+pub(crate) fn check_family(
+    raw: &RawManifest,
+    points: &[Point],
+    methods: &mut [MethodSpec],
+    loc: &Locator,
+) -> Result<Kind> {
+    let kind = points[0].problem.kind;
+    if let Some(pt) = points.iter().find(|p| p.problem.kind != kind) {
+        return Err(loc.error(
+            "problem.kind",
+            format!(
+                "one family per manifest: sweep point {} is `{}`, the first `{kind}`",
+                pt.label, pt.problem.kind
+            ),
+        ));
+    }
+    for m in methods.iter_mut() {
+        let at = |k: &str| format!("methods[{}].{k}", m.index);
+        let Some(entry) = registry::lookup(&m.name) else {
+            if !registry::is_planned(&m.name) {
+                return Err(loc.error(&at("name"), registry::unknown(&m.name)));
+            }
+            if let Some(k) = m.params.keys().next() {
+                return Err(loc.error(
+                    &at(&format!("params.{k}")),
+                    format!(
+                        "`{}` is not implemented yet, so it takes no parameters",
+                        m.name
+                    ),
+                ));
+            }
+            continue;
+        };
+        if entry.family != kind {
+            return Err(loc.error(
+                &at("name"),
+                format!(
+                    "`{}` solves `{}` problems, but this manifest's problem.kind is `{kind}`",
+                    m.name, entry.family
+                ),
+            ));
+        }
+        m.resolved = (entry.check)(&m.params)
+            .map_err(|e| loc.error(&at(&format!("params.{}", e.key)), e.msg))?;
+    }
+    let names: Vec<&str> = kind.metrics().iter().map(|m| m.name).collect();
+    let metric = |key: &str, name: &str, leak_ok: bool| -> Result {
+        if names.contains(&name) || (leak_ok && name == LEAK_ERR) {
+            return Ok(());
+        }
+        let extra = if leak_ok {
+            format!(", `{LEAK_ERR}`")
+        } else {
+            String::new()
+        };
+        Err(loc.error(
+            key,
+            format!(
+                "{name:?} is not a metric of the `{kind}` family: expected one of {}{extra}",
+                quoted(&names)
+            ),
+        ))
+    };
+    if let Some(t) = &raw.stop.target {
+        metric("stop.target.metric", &t.metric, false)?;
+    }
+    for (i, plot) in raw.plots.iter().enumerate() {
+        if plot.kind == super::schema::PlotKind::Spectrum {
+            if !kind.spectra().contains(&plot.y.as_str()) {
+                return Err(loc.error(
+                    &format!("plots[{i}].y"),
+                    format!(
+                        "kind = \"spectrum\" draws a spectrum of the `{kind}` family: expected one of {}",
+                        quoted(kind.spectra())
+                    ),
+                ));
+            }
+            continue;
+        }
+        if plot.kind == super::schema::PlotKind::Heatmap {
+            let swept: Vec<&String> = raw.sweep.keys().collect();
+            if plot.grid.len() != 2 || plot.grid.iter().any(|g| !swept.contains(&g)) {
+                return Err(loc.error(
+                    &format!("plots[{i}].grid"),
+                    format!(
+                        "kind = \"heatmap\" needs grid = [x key, y key], two keys of [sweep] ({})",
+                        quoted(&swept.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+                    ),
+                ));
+            }
+        }
+        metric(&format!("plots[{i}].y"), &plot.y, raw.attack.is_some())?;
+        for (j, a) in plot.also.iter().enumerate() {
+            metric(&format!("plots[{i}].also[{j}]"), a, raw.attack.is_some())?;
+        }
+    }
+    for (i, r) in raw.paper_results.iter().enumerate() {
+        for name in r.metrics.keys() {
+            metric(&format!("paper_results[{i}].{name}"), name, false)?;
+        }
+    }
+    if raw.attack.is_some() && kind != Kind::Subspace {
+        return Err(loc.error(
+            "attack",
+            format!(
+                "the leakage attack reads subspace methods' transcripts; this manifest is `{kind}`"
+            ),
+        ));
+    }
+    Ok(kind)
+}
+
+/// A robust point: rank and sparsity present and sensible, the split by contiguous columns
+/// (the planted truth is not reordered), the rank bound p ≥ r.
+fn check_robust(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let d = &pt.data;
+    for (key, set) in [
+        ("data.spectrum", d.spectrum.is_some()),
+        ("data.xi", d.xi.is_some()),
+        ("data.kappa", d.kappa.is_some()),
+        ("data.dataset", d.dataset.is_some()),
+        ("data.split", d.split.is_some()),
+        ("data.preprocess", !d.preprocess.is_empty()),
+    ] {
+        if set {
+            return Err(loc.error(
+                key,
+                format!("not used by generator = \"robust\": remove it{at}"),
+            ));
+        }
+    }
+    let Some(r) = d.rank else {
+        return Err(loc.error(
+            "data.rank",
+            format!("missing: generator = \"robust\" needs rank = r, the rank of L₀{at}"),
+        ));
+    };
+    if r == 0 || r > d.n.min(d.m) {
+        return Err(loc.blame(
+            &["data.rank", "data.n", "data.m"],
+            format!(
+                "rank = {r}: must lie in 1..=min(n, m) = {}{at}",
+                d.n.min(d.m)
+            ),
+        ));
+    }
+    match d.sparsity {
+        None => {
+            return Err(loc.error(
+                "data.sparsity",
+                format!("missing: generator = \"robust\" needs sparsity = s in [0, 1), the fraction of corrupted entries{at}"),
+            ))
+        }
+        Some(s) if !(0.0..1.0).contains(&s) => {
+            return Err(loc.error(
+                "data.sparsity",
+                format!("sparsity = {s}: must lie in [0, 1){at}"),
+            ))
+        }
+        _ => {}
+    }
+    if !matches!(pt.partition.scheme, Scheme::Even | Scheme::Uneven) {
+        return Err(loc.error(
+            "partition.scheme",
+            format!("robust data is split by contiguous columns: scheme must be \"even\" or \"uneven\"{at}"),
+        ));
+    }
+    let p = pt.problem.p;
+    if p != 0 && (p < r || p > d.n.min(d.m)) {
+        return Err(loc.blame(
+            &["problem.p", "data.rank"],
+            format!(
+                "problem.p = {p}: the rank bound must lie in rank..=min(n, m) = {r}..={}{at}",
+                d.n.min(d.m)
+            ),
+        ));
     }
     check_partition_and_problem(pt, loc, at)
 }

@@ -10,9 +10,9 @@
 //!
 //! The server sets Z ← orth(Σ_i Y_i). Nothing n×n is ever formed.
 
-use super::{Method, Setup, StepInfo};
+use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::{Federation, Network, Upload};
+use crate::fed::{sum_part, sum_scalar, Client, Message, Network};
 use crate::linalg::{fro2, orth};
 use crate::seed;
 use anyhow::Result;
@@ -72,11 +72,11 @@ impl Default for Params {
     }
 }
 
-impl Params {
+impl super::Params for Params {
     /// Reject values no run could use; the error names the parameter.
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
-    pub fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));
         if !(self.eps_x > 0.0) {
             return bad("eps_x", "must be > 0");
@@ -103,8 +103,11 @@ impl Params {
     }
 }
 
-struct Client<'a> {
+struct FapsClient<'a> {
     a: Block<'a>,
+    params: Params,
+    /// Rounds answered so far: the iteration counter k of the penalty rule.
+    k: usize,
     x: Array2<f64>,
     w: Array2<f64>,
     beta: f64,
@@ -113,7 +116,7 @@ struct Client<'a> {
     inner_last: u32,
 }
 
-impl Client<'_> {
+impl FapsClient<'_> {
     /// H_i V = A_iA_iᵀV + X_i(W_iᵀV) + W_i(X_iᵀV) + β_i Z(ZᵀV), at the current X_i, W_i.
     fn h_times(&self, z: ArrayView2<f64>, v: ArrayView2<f64>) -> Array2<f64> {
         let mut hv = self.a.gram_times(v);
@@ -170,81 +173,78 @@ impl Client<'_> {
     }
 }
 
-pub struct Faps<'a> {
-    fed: Federation<Client<'a>>,
-    z: Array2<f64>,
-    params: Params,
-    k: usize,
-}
-
-impl<'a> Faps<'a> {
-    pub fn new(setup: Setup<'a>, params: Params) -> Self {
-        let n = setup.n();
-        let clients = setup
-            .blocks
-            .into_iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let mut rng = seed::rng(setup.seed, &["beta0", &i.to_string()]);
-                let start = Array1::from_iter((0..n).map(|_| rng.random_range(-1.0..=1.0)));
-                let beta = params.beta0 * a.spectral_norm2(start, params.power_iters);
-                let x = setup.z0.clone();
-                let w = Client::multiplier_factor(a, &x);
-                Client {
-                    a,
-                    x,
-                    w,
-                    beta,
-                    dists: Vec::new(),
-                    inner_last: 0,
-                }
-            })
-            .collect();
-        let mut fed = Federation::new(clients, n);
-        if let Some(w) = setup.watch {
-            fed.record_transcript(w);
+impl Client for FapsClient<'_> {
+    fn respond(&mut self, msg: &Message) -> Result<Message> {
+        let z = msg.get("z")?.view();
+        let (k, prm) = (self.k, &self.params);
+        // Penalty rule (25), from d_i⁽ᵏ⁾ = ‖X_iX_iᵀ − ZZᵀ‖_F = √2‖(I − ZZᵀ)X_i‖_F (the
+        // paper's √(2p − 2‖X_iᵀZ‖²_F) cancels badly once d < 1e-7).
+        let d = (2.0 * fro2((&self.x - &z.dot(&z.t().dot(&self.x))).view())).sqrt();
+        self.dists.push(d);
+        if k > 0 && k % prm.period == 0 && self.dists[k - prm.period] <= (1.0 + prm.mu) * d {
+            self.beta *= 1.0 + prm.theta;
         }
-        Self {
-            fed,
-            z: setup.z0,
-            params,
-            k: 0,
-        }
+        let (x, iters) = self.inner_solve(z, prm);
+        self.w = FapsClient::multiplier_factor(self.a, &x);
+        self.x = x;
+        self.inner_last = iters;
+        self.k += 1;
+        // Y_i = (β X Xᵀ − X Wᵀ − W Xᵀ) Z, in O(np²).
+        let xz = self.x.t().dot(&z);
+        let y = self.x.dot(&(&xz * self.beta - self.w.t().dot(&z))) - self.w.dot(&xz);
+        // ‖A_iᵀZ‖²_F: the client's share of the objective, for the stop rule (27).
+        Ok(Message::new()
+            .with("y", y)
+            .with_scalar("f", self.a.fro2_at(z)))
+    }
+    fn inner_iters(&self) -> u32 {
+        self.inner_last
     }
 }
 
-impl Method for Faps<'_> {
-    fn step(&mut self) -> Result<StepInfo> {
-        let (k, prm) = (self.k, &self.params);
-        let reduced = self.fed.round(self.z.view(), |c, z| {
-            // Penalty rule (25), from d_i⁽ᵏ⁾ = ‖X_iX_iᵀ − ZZᵀ‖_F = √2‖(I − ZZᵀ)X_i‖_F (the
-            // paper's √(2p − 2‖X_iᵀZ‖²_F) cancels badly once d < 1e-7).
-            let d = (2.0 * fro2((&c.x - &z.dot(&z.t().dot(&c.x))).view())).sqrt();
-            c.dists.push(d);
-            if k > 0 && k % prm.period == 0 && c.dists[k - prm.period] <= (1.0 + prm.mu) * d {
-                c.beta *= 1.0 + prm.theta;
-            }
-            let (x, iters) = c.inner_solve(z, prm);
-            c.w = Client::multiplier_factor(c.a, &x);
-            c.x = x;
-            c.inner_last = iters;
-            // Y_i = (β X Xᵀ − X Wᵀ − W Xᵀ) Z, in O(np²).
-            let xz = c.x.t().dot(&z);
-            let y = c.x.dot(&(&xz * c.beta - c.w.t().dot(&z))) - c.w.dot(&xz);
-            let f_i = c.a.fro2_at(z);
-            Upload {
-                matrix: y,
-                scalars: vec![f_i],
-            }
-        });
-        self.z = orth(reduced.sum.view());
-        self.k += 1;
+struct FapsServer {
+    z: Array2<f64>,
+}
+
+impl Server for FapsServer {
+    fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
+        let replies = net.round(&Message::new().with("z", self.z.clone()))?;
+        self.z = orth(sum_part(&replies, "y")?.view());
         Ok(StepInfo {
-            objective: Some(reduced.scalar_sums[0]),
-            inner_iters: self.fed.observe(|c| c.inner_last),
+            objective: Some(sum_scalar(&replies, "f")?),
+            ..Default::default()
         })
     }
-    fn server(&self) -> (&Array2<f64>, &dyn Network) {
-        (&self.z, &self.fed)
+    fn estimate(&self) -> Message {
+        Message::new().with("z", self.z.clone())
+    }
+}
+
+pub struct Faps;
+
+impl Method for Faps {
+    type Params = Params;
+    fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
+        Ok(Box::new(FapsServer {
+            z: setup.start.get("z")?.clone(),
+        }))
+    }
+    fn client<'a>(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        let a = setup.block;
+        let x = setup.start.get("z")?.clone();
+        let mut rng = seed::rng(setup.seed, &["beta0", &setup.index.to_string()]);
+        let start = Array1::from_iter((0..x.nrows()).map(|_| rng.random_range(-1.0..=1.0)));
+        let beta = params.beta0 * a.spectral_norm2(start, params.power_iters);
+        let w = FapsClient::multiplier_factor(a, &x);
+        Ok(Box::new(FapsClient {
+            a,
+            params: params.clone(),
+            k: 0,
+            x,
+            w,
+            beta,
+            dists: Vec::new(),
+            inner_last: 0,
+        }))
     }
 }

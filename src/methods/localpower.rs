@@ -10,13 +10,13 @@
 //! rotation, no extra upload). Sums are unweighted, as in the authors' code (orth ignores the
 //! common 1/m scale of the paper's weighted average).
 
-use super::{Method, Setup, StepInfo};
+use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::{Federation, Network, Upload};
+use crate::fed::{Client, Message, Network};
 use crate::linalg::orth;
-use anyhow::{Context, Result};
-use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
-use ndarray_linalg::SVD;
+use crate::linalg::procrustes::{procrustes, sign_align};
+use anyhow::Result;
+use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
 /// How clients' bases are aligned before summing (only while q > 1).
@@ -54,8 +54,8 @@ impl Default for Params {
     }
 }
 
-impl Params {
-    pub fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+impl super::Params for Params {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.q0 == 0 {
             return Err(("q0", "must be >= 1".into()));
         }
@@ -66,41 +66,69 @@ impl Params {
     }
 }
 
-struct Client<'a> {
-    a: Block<'a>,
-}
-
-pub struct LocalPower<'a> {
-    fed: Federation<Client<'a>>,
-    z: Array2<f64>,
-    params: Params,
+/// q, the local steps of the next communication: q0, halved every `halve_every`
+/// communications down to 1. Server and clients both follow this public schedule, so q is
+/// never sent.
+struct Schedule {
     q: u32,
-    /// Communications so far.
     rounds: u32,
-    /// The client with the most samples: the basis every other client is rotated onto.
-    base: usize,
 }
 
-impl<'a> LocalPower<'a> {
-    pub fn new(setup: Setup<'a>, params: Params) -> Self {
-        let n = setup.n();
-        let base = (0..setup.blocks.len())
-            .max_by_key(|&i| (setup.blocks[i].samples(), std::cmp::Reverse(i)))
-            .unwrap_or(0);
-        let mut fed = Federation::new(setup.blocks.into_iter().map(|a| Client { a }).collect(), n);
-        if let Some(w) = setup.watch {
-            fed.record_transcript(w);
-        }
-        let q = params.q0;
-        Self {
-            fed,
-            z: setup.z0,
-            params,
-            q,
-            rounds: 0,
-            base,
+impl Schedule {
+    fn new(p: &Params) -> Self {
+        Self { q: p.q0, rounds: 0 }
+    }
+    fn advance(&mut self, p: &Params) {
+        self.rounds += 1;
+        if p.decay && self.rounds.is_multiple_of(p.halve_every) {
+            self.q = (self.q / 2).max(1);
         }
     }
+}
+
+struct LocalPowerClient<'a> {
+    a: Block<'a>,
+    params: Params,
+    schedule: Schedule,
+    /// q of the last reply (the report's local steps per round).
+    last_q: u32,
+}
+
+impl Client for LocalPowerClient<'_> {
+    fn respond(&mut self, msg: &Message) -> Result<Message> {
+        let z = msg.get("z")?.view();
+        let q = self.schedule.q;
+        let mut y = self.a.gram_times(z);
+        // ‖A_iᵀZ‖² = tr(ZᵀA_iA_iᵀZ), from the first product: the stop rule's share.
+        let f_i = (&z * &y).sum();
+        let mut zi = z.to_owned();
+        for _ in 1..q {
+            zi = orth(y.view());
+            y = self.a.gram_times(zi.view());
+        }
+        self.schedule.advance(&self.params);
+        self.last_q = q;
+        Ok(match (q, self.params.align != Align::None) {
+            (1, _) => Message::new().with("y", y),
+            // The basis Y answers, for the server's Procrustes rotation (Remark 2).
+            (_, true) => Message::new()
+                .with("y", y)
+                .with("z", zi)
+                .with_scalar("f", f_i),
+            (_, false) => Message::new().with("y", y).with_scalar("f", f_i),
+        })
+    }
+    fn inner_iters(&self) -> u32 {
+        self.last_q
+    }
+}
+
+struct LocalPowerServer {
+    z: Array2<f64>,
+    params: Params,
+    schedule: Schedule,
+    /// The client with the most samples: the basis every other client is rotated onto.
+    base: usize,
 }
 
 /// O minimising ‖Z_i O − Z_base‖_F over orthogonal O (Procrustes) or ±1 diagonals (sign).
@@ -109,79 +137,70 @@ fn alignment(
     zi: ArrayView2<f64>,
     zb: ArrayView2<f64>,
 ) -> Result<Option<Array2<f64>>> {
-    let c = zi.t().dot(&zb);
     Ok(match align {
         Align::None => None,
-        Align::Sign => Some(Array2::from_diag(&c.diag().mapv(|v| {
-            if v < 0.0 {
-                -1.0
-            } else {
-                1.0
-            }
-        }))),
-        Align::Procrustes => {
-            let (u, _, vt) = c
-                .svd(true, true)
-                .context("SVD for the Procrustes rotation")?;
-            Some(u.expect("requested").dot(&vt.expect("requested")))
-        }
+        Align::Sign => Some(sign_align(zi, zb)?),
+        Align::Procrustes => Some(procrustes(zi, zb)?),
     })
 }
 
-impl Method for LocalPower<'_> {
-    fn step(&mut self) -> Result<StepInfo> {
-        let (q, p) = (self.q, self.z.ncols());
+impl Server for LocalPowerServer {
+    fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
+        let (q, p) = (self.schedule.q, self.z.ncols());
         let aligned = q > 1 && self.params.align != Align::None;
-        let uploads = self.fed.gather(self.z.view(), |c, z| {
-            let mut y = c.a.gram_times(z);
-            // ‖A_iᵀZ‖² = tr(ZᵀA_iA_iᵀZ), from the first product: the stop rule's share.
-            let f_i = (&z * &y).sum();
-            let mut zi = z.to_owned();
-            for _ in 1..q {
-                zi = orth(y.view());
-                y = c.a.gram_times(zi.view());
-            }
-            match (q, aligned) {
-                (1, _) => Upload::matrix(y),
-                (_, true) => Upload {
-                    matrix: concatenate![Axis(1), y, zi],
-                    scalars: vec![f_i],
-                },
-                (_, false) => Upload {
-                    matrix: y,
-                    scalars: vec![f_i],
-                },
-            }
-        });
+        let replies = net.round(&Message::new().with("z", self.z.clone()))?;
         let objective = if q == 1 {
             None
         } else {
-            Some(uploads.iter().map(|u| u.scalars[0]).sum::<f64>())
+            Some(crate::fed::sum_scalar(&replies, "f")?)
         };
-        let zb = uploads[self.base].matrix.slice(s![.., p..]).to_owned();
         let mut sum = Array2::<f64>::zeros((self.z.nrows(), p));
-        for u in &uploads {
-            let y = u.matrix.slice(s![.., ..p]);
-            match aligned
-                .then(|| alignment(self.params.align, u.matrix.slice(s![.., p..]), zb.view()))
-            {
-                Some(o) => sum += &y.dot(&o?.expect("aligned implies a rotation")),
-                None => sum += &y,
+        for r in &replies {
+            let y = r.get("y")?;
+            if aligned {
+                let zb = replies[self.base].get("z")?;
+                let o = alignment(self.params.align, r.get("z")?.view(), zb.view())?;
+                sum += &y.dot(&o.expect("aligned implies a rotation"));
+            } else {
+                sum += y;
             }
         }
         // With q = 1 the objective is tr(Zᵀ ΣY), known to the server without extra messages.
         let objective = objective.or_else(|| Some((&self.z * &sum).sum()));
         self.z = orth(sum.view());
-        self.rounds += 1;
-        if self.params.decay && self.rounds.is_multiple_of(self.params.halve_every) {
-            self.q = (self.q / 2).max(1);
-        }
+        self.schedule.advance(&self.params);
         Ok(StepInfo {
             objective,
-            inner_iters: vec![q; self.fed.num_clients()],
+            ..Default::default()
         })
     }
-    fn server(&self) -> (&Array2<f64>, &dyn Network) {
-        (&self.z, &self.fed)
+    fn estimate(&self) -> Message {
+        Message::new().with("z", self.z.clone())
+    }
+}
+
+pub struct LocalPower;
+
+impl Method for LocalPower {
+    type Params = Params;
+    fn server(params: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
+        let sizes = setup.sizes;
+        let base = (0..sizes.len())
+            .max_by_key(|&i| (sizes[i], std::cmp::Reverse(i)))
+            .unwrap_or(0);
+        Ok(Box::new(LocalPowerServer {
+            z: setup.start.get("z")?.clone(),
+            params: params.clone(),
+            schedule: Schedule::new(params),
+            base,
+        }))
+    }
+    fn client<'a>(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        Ok(Box::new(LocalPowerClient {
+            a: setup.block,
+            params: params.clone(),
+            schedule: Schedule::new(params),
+            last_q: 0,
+        }))
     }
 }

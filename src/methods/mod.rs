@@ -1,58 +1,84 @@
-//! Federated methods, one file per method, built by name through [`registry`].
+//! Methods, one file per method named after its paper's name for it, built by name through
+//! [`registry`].
 //!
-//! A method owns a [`Federation`](crate::fed::Federation) of its clients' private states and
-//! talks to them only through it. One [`Method::step`] is one outer iteration.
+//! A method is a server and its clients. The runner builds each client from its own data block
+//! and seed only ([`Method::client`]), builds the server with no data at all
+//! ([`Method::server`]), and hands the server the network: so a method cannot read another
+//! client's data, and everything that crosses the network is counted. One [`Server::step`] is
+//! one outer iteration (one or more rounds).
 
+pub mod apgm;
+pub mod dcfpca;
 pub mod faps;
+pub mod ialm;
 pub mod localpower;
 pub mod registry;
 pub mod ssi;
 
 use crate::data::matrix::Block;
-use crate::fed::{Counters, Network, Transcript};
+use crate::fed::{Client, Message, Network};
 use anyhow::Result;
-use ndarray::Array2;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// What one outer iteration reports besides its messages (which the network counts).
 #[derive(Clone, Debug, Default)]
 pub struct StepInfo {
-    /// f = Σ_i ‖A_iᵀZ‖²_F at the iterate broadcast this step, as the server learned it
-    /// through the protocol (the stopping rule (27) uses it). None if the method cannot know it.
+    /// The objective at the iterate broadcast this step, as the server learned it through the
+    /// protocol (the stop rule `objective_tol`, FAPS (27), uses it). None if it cannot know it.
     pub objective: Option<f64>,
-    /// Inner iterations per client this step (0 for methods without an inner solver).
-    pub inner_iters: Vec<u32>,
+    /// The method's own stopping criterion holds (DCF-PCA's relative change of U, APGM's and
+    /// IALM's residuals); the runner stops on it when the manifest says `own_criterion = true`.
+    pub converged: bool,
+    /// Nothing more to do (one-shot methods): the runner always stops.
+    pub done: bool,
 }
 
-/// A federated subspace method.
-pub trait Method: Send {
-    fn step(&mut self) -> Result<StepInfo>;
-    /// The server's current estimate Z (n×p, orthonormal columns) and its network.
-    fn server(&self) -> (&Array2<f64>, &dyn Network);
-
-    fn estimate(&self) -> &Array2<f64> {
-        self.server().0
-    }
-    fn counters(&self) -> &Counters {
-        self.server().1.counters()
-    }
-    fn transcript(&self) -> Option<&Transcript> {
-        self.server().1.transcript()
-    }
+/// The server side of a method.
+pub trait Server: Send {
+    fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo>;
+    /// The server-held parts of the estimate (e.g. the subspace basis `z`), for the observer.
+    fn estimate(&self) -> Message;
 }
 
-/// Everything a method needs to start: the clients' data blocks, p, the common start Z⁽⁰⁾.
-pub struct Setup<'a> {
-    pub blocks: Vec<Block<'a>>,
-    pub p: usize,
-    pub z0: Array2<f64>,
-    /// Seed for the method's own randomness (derived from the run and the method's name).
+/// What the server starts from: the common start the family defines (public: derived from the
+/// run's seed, like a seed shared by all parties), the method's seed, and the client sizes.
+pub struct ServerSetup<'s> {
+    pub start: &'s Message,
     pub seed: u64,
-    /// Record the server's view of these clients' uploads.
-    pub watch: Option<Vec<usize>>,
+    pub sizes: &'s [usize],
 }
 
-impl Setup<'_> {
-    pub fn n(&self) -> usize {
-        self.z0.nrows()
+/// What client `index` starts from: its own block, the common start, the method's seed and
+/// every client's sample count (public, as the partition is).
+pub struct ClientSetup<'a, 's> {
+    pub index: usize,
+    pub block: Block<'a>,
+    pub sizes: &'s [usize],
+    pub start: &'s Message,
+    pub seed: u64,
+}
+
+/// A method's parameters: every one settable in a manifest's `params`, with defaults.
+pub trait Params: Serialize + DeserializeOwned + Default {
+    /// Reject values no run could use: (parameter, what is wrong).
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        Ok(())
     }
+}
+
+/// For methods without parameters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+impl Params for NoParams {}
+
+/// A method: its parameter type and how its server and each client are built.
+pub trait Method {
+    type Params: Params;
+    fn server(params: &Self::Params, setup: ServerSetup) -> Result<Box<dyn Server>>;
+    fn client<'a>(
+        params: &Self::Params,
+        setup: ClientSetup<'a, '_>,
+    ) -> Result<Box<dyn Client + 'a>>;
 }

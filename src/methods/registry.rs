@@ -1,62 +1,156 @@
-//! Method names → builders. A new method is a new file plus one entry here.
+//! Method names → builders. A new method is a new file plus one line in [`METHODS`].
 
-use super::{faps, localpower, ssi, Method, Setup};
-use serde::de::DeserializeOwned;
+use super::StepInfo;
+use super::{
+    apgm, dcfpca, faps, ialm, localpower, ssi, ClientSetup, Method, Params, Server, ServerSetup,
+};
+use crate::data::matrix::Block;
+use crate::fed::{Client, LocalNetwork, Message};
+use crate::problem::Kind;
+use anyhow::{Context, Result};
 
-/// Whether a method can run yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    Ready,
-    /// Named by a paper's experiments but not implemented yet; the text says where it is tracked.
-    Planned(&'static str),
-}
-
+/// A registered method.
 pub struct Entry {
     pub name: &'static str,
+    /// The paper (or section) that defines it.
+    pub paper: &'static str,
+    pub family: Kind,
     pub about: &'static str,
-    pub status: Status,
+    /// Runs on one client holding all the data; its rounds are iterations.
+    pub centralised: bool,
+    /// Check a manifest's `params`; the resolved parameters, defaults included.
+    pub check: fn(&toml::Table) -> std::result::Result<serde_json::Value, ParamError>,
+    /// Build the server and one client per block from resolved parameters.
+    pub build: for<'a> fn(&serde_json::Value, Start<'_>, Vec<Block<'a>>) -> Result<Built<'a>>,
+}
+
+/// The server and its clients, in client order.
+pub struct Built<'a> {
+    pub server: Box<dyn Server>,
+    pub clients: Vec<Box<dyn Client + 'a>>,
+}
+
+/// What every party starts from.
+#[derive(Clone, Copy)]
+pub struct Start<'s> {
+    pub start: &'s Message,
+    pub seed: u64,
+}
+
+const fn entry<M: Method>(
+    name: &'static str,
+    paper: &'static str,
+    family: Kind,
+    centralised: bool,
+    about: &'static str,
+) -> Entry {
+    Entry {
+        name,
+        paper,
+        family,
+        about,
+        centralised,
+        check: check::<M::Params>,
+        build: build::<M>,
+    }
 }
 
 pub const METHODS: &[Entry] = &[
-    Entry {
-        name: "ssi",
-        about: "federated subspace iteration (FAPS eq. 2)",
-        status: Status::Ready,
-    },
-    Entry {
-        name: "faps",
-        about: "FAPS, Algorithm 1 of Wang, Liu, Zhang",
-        status: Status::Ready,
-    },
-    Entry {
-        name: "localpower",
-        about: "LocalPower (Li, Wang, Chen, Zhang, ICML 2021), Procrustes-aligned, decaying q",
-        status: Status::Ready,
-    },
-    Entry {
-        name: "cedre",
-        about: "CEDRE (Huang, Pan, ICML 2020), leading eigenvector",
-        status: Status::Planned("not implemented yet (CEDRE paper issue)"),
-    },
-    Entry {
-        name: "dssal1",
-        about: "DSSAL1 (Wang, Liu, Zhang, COAP 2023), sparse PCA",
-        status: Status::Planned("not implemented yet (DSSAL1 paper issue)"),
-    },
-    Entry {
-        name: "fsspca",
-        about: "FSSPCA (Ciou, Chen, Tseng, Lee), federated sparse PCA",
-        status: Status::Planned("not implemented yet (sparse-PCA paper issue)"),
-    },
-    Entry {
-        name: "dcfpca",
-        about: "DCF-PCA (Chu), distributed robust PCA",
-        status: Status::Planned("not implemented yet (robust-PCA paper issue)"),
-    },
+    entry::<ssi::Ssi>(
+        "ssi",
+        "FAPS paper, eq. (2)",
+        Kind::Subspace,
+        false,
+        "federated subspace iteration",
+    ),
+    entry::<faps::Faps>(
+        "faps",
+        "FAPS paper, Algorithm 1",
+        Kind::Subspace,
+        false,
+        "FAPS (Wang, Liu, Zhang): ADMM-like, projection splitting",
+    ),
+    entry::<localpower::LocalPower>(
+        "localpower",
+        "Li, Wang, Chen, Zhang (ICML 2021), Algorithm 1",
+        Kind::Subspace,
+        false,
+        "LocalPower, Procrustes-aligned, decaying q",
+    ),
+    entry::<dcfpca::DcfPca>(
+        "dcfpca",
+        "Chu, Distributed Robust PCA, Algorithm 1",
+        Kind::Robust,
+        false,
+        "DCF-PCA: consensus factorisation U V_iᵀ + S_i, K local steps per round",
+    ),
+    entry::<dcfpca::CfPca>(
+        "cfpca",
+        "Chu, Distributed Robust PCA, Algorithm 1 on one client",
+        Kind::Robust,
+        true,
+        "CF-PCA: DCF-PCA's factorisation, centralised",
+    ),
+    entry::<apgm::Apgm>(
+        "apgm",
+        "Lin, Ganesh, Wright, Wu, Chen, Ma 2009",
+        Kind::Robust,
+        true,
+        "accelerated proximal gradient with continuation (lrslibrary APG)",
+    ),
+    entry::<ialm::Ialm>(
+        "ialm",
+        "Lin, Chen, Ma 2010",
+        Kind::Robust,
+        true,
+        "inexact augmented Lagrange multipliers (lrslibrary IALM)",
+    ),
+];
+
+/// Named by a paper's experiments but not implemented yet, with the issue that tracks each.
+pub const PLANNED: &[(&str, &str)] = &[
+    (
+        "cedre",
+        "CEDRE (Huang, Pan, ICML 2020): the leading-eigenvector issue",
+    ),
+    (
+        "dssal1",
+        "DSSAL1 (Wang, Liu, Zhang, COAP 2023): sparse PCA part 2",
+    ),
+    (
+        "fsspca",
+        "FSSPCA (Ciou, Chen, Tseng, Lee): sparse PCA part 1",
+    ),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {
     METHODS.iter().find(|e| e.name == name)
+}
+
+/// Why a method name is not runnable: planned (with where it is tracked) or unknown.
+pub fn unknown(name: &str) -> String {
+    match PLANNED.iter().find(|(n, _)| *n == name) {
+        Some((_, about)) => format!("`{name}` is not implemented yet: {about}"),
+        None => {
+            let close = METHODS
+                .iter()
+                .map(|e| e.name)
+                .find(|n| n.eq_ignore_ascii_case(name));
+            let hint = close.map_or(String::new(), |n| format!(" (did you mean `{n}`?)"));
+            format!(
+                "unknown method `{name}`{hint}; known: {}",
+                METHODS
+                    .iter()
+                    .map(|e| e.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    }
+}
+
+pub fn is_planned(name: &str) -> bool {
+    PLANNED.iter().any(|(n, _)| *n == name)
 }
 
 /// A parameter problem: the key inside `params` and what was wrong.
@@ -66,83 +160,97 @@ pub struct ParamError {
     pub msg: String,
 }
 
-fn parse<T: DeserializeOwned>(params: &toml::Table) -> Result<T, ParamError> {
-    serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(|e| ParamError {
-        key: e.path().to_string(),
-        msg: e.into_inner().to_string(),
-    })
-}
-
-fn faps_params(params: &toml::Table) -> Result<faps::Params, ParamError> {
-    let p: faps::Params = parse(params)?;
+fn check<P: Params>(params: &toml::Table) -> std::result::Result<serde_json::Value, ParamError> {
+    let p: P =
+        serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(|e| {
+            ParamError {
+                key: e.path().to_string(),
+                msg: e.into_inner().to_string(),
+            }
+        })?;
     p.check().map_err(|(key, msg)| ParamError {
         key: key.into(),
         msg,
     })?;
-    Ok(p)
+    Ok(serde_json::to_value(p).expect("parameters serialise to JSON"))
 }
 
-fn localpower_params(params: &toml::Table) -> Result<localpower::Params, ParamError> {
-    let p: localpower::Params = parse(params)?;
-    p.check().map_err(|(key, msg)| ParamError {
-        key: key.into(),
-        msg,
-    })?;
-    Ok(p)
+fn build<'a, M: Method>(
+    params: &serde_json::Value,
+    start: Start<'_>,
+    blocks: Vec<Block<'a>>,
+) -> Result<Built<'a>> {
+    let params: M::Params =
+        serde_json::from_value(params.clone()).context("resolved parameters")?;
+    let sizes: Vec<usize> = blocks.iter().map(|b| b.samples()).collect();
+    let server = M::server(
+        &params,
+        ServerSetup {
+            start: start.start,
+            seed: start.seed,
+            sizes: &sizes,
+        },
+    )?;
+    // Each client sees its own block only.
+    let clients = blocks
+        .into_iter()
+        .enumerate()
+        .map(|(index, block)| {
+            M::client(
+                &params,
+                ClientSetup {
+                    index,
+                    block,
+                    sizes: &sizes,
+                    start: start.start,
+                    seed: start.seed,
+                },
+            )
+        })
+        .collect::<Result<_>>()?;
+    Ok(Built { server, clients })
 }
 
-/// Check a method's name and parameters before any data is built; returns every parameter
-/// the method will use, defaults included (so a changed default changes the run's fingerprint).
-pub fn check(name: &str, params: &toml::Table) -> Result<serde_json::Value, ParamError> {
-    let json = |v: serde_json::Result<serde_json::Value>| v.expect("parameters serialise");
-    match name {
-        "ssi" => no_params(params).map(|_| serde_json::Value::Null),
-        name if lookup(name).is_some_and(|e| e.status != Status::Ready) => {
-            no_params(params).map(|_| serde_json::Value::Null)
-        }
-        "localpower" => localpower_params(params).map(|p| json(serde_json::to_value(p))),
-        "faps" => faps_params(params).map(|p| json(serde_json::to_value(p))),
-        _ => Err(ParamError {
-            key: "name".into(),
-            msg: format!(
-                "unknown method `{name}`; known: {}",
-                METHODS
-                    .iter()
-                    .map(|e| e.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }),
+/// A method ready to run: its server and the network of its clients, as the runner drives it.
+pub struct Running<'a> {
+    pub server: Box<dyn Server>,
+    pub net: LocalNetwork<'a>,
+}
+
+impl<'a> Running<'a> {
+    /// Build from resolved parameters; `dim` is the length of the vectors exchanged.
+    pub fn new(
+        entry: &Entry,
+        resolved: &serde_json::Value,
+        start: Start<'_>,
+        blocks: Vec<Block<'a>>,
+        dim: usize,
+    ) -> Result<Self> {
+        let sizes = blocks.iter().map(|b| b.samples()).collect();
+        let built = (entry.build)(resolved, start, blocks)?;
+        Ok(Self {
+            server: built.server,
+            net: LocalNetwork::new(built.clients, sizes, dim),
+        })
     }
-}
 
-fn no_params(params: &toml::Table) -> Result<(), ParamError> {
-    match params.keys().next() {
-        Some(k) => Err(ParamError {
-            key: k.clone(),
-            msg: "this method takes no parameters".into(),
-        }),
-        None => Ok(()),
+    /// Build by name from manifest-style parameters (for tests and benchmarks).
+    pub fn named(
+        name: &str,
+        params: &toml::Table,
+        start: &Message,
+        seed: u64,
+        blocks: Vec<Block<'a>>,
+        dim: usize,
+    ) -> Result<Self> {
+        let entry = lookup(name).ok_or_else(|| anyhow::anyhow!(unknown(name)))?;
+        let resolved = (entry.check)(params)
+            .map_err(|e| anyhow::anyhow!("{name}: params.{}: {}", e.key, e.msg))?;
+        Self::new(entry, &resolved, Start { start, seed }, blocks, dim)
     }
-}
 
-/// Build a ready method; `check` must have passed.
-pub fn build<'a>(
-    name: &str,
-    params: &toml::Table,
-    setup: Setup<'a>,
-) -> anyhow::Result<Box<dyn Method + 'a>> {
-    let err = |e: ParamError| anyhow::anyhow!("method {name}: params.{}: {}", e.key, e.msg);
-    Ok(match name {
-        "ssi" => Box::new(ssi::Ssi::new(setup)),
-        "faps" => Box::new(faps::Faps::new(setup, faps_params(params).map_err(err)?)),
-        "localpower" => Box::new(localpower::LocalPower::new(
-            setup,
-            localpower_params(params).map_err(err)?,
-        )),
-        other => anyhow::bail!(
-            "method `{other}` cannot be built: {:?}",
-            lookup(other).map(|e| e.status)
-        ),
-    })
+    /// One outer iteration of the method.
+    pub fn step(&mut self) -> Result<StepInfo> {
+        self.server.step(&mut self.net)
+    }
 }

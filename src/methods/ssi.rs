@@ -3,47 +3,53 @@
 //! Each round the server broadcasts Z; client i sends Y_i = A_iA_iᵀZ; the server sets
 //! Z ← orth(Σ_i Y_i). The objective f(Z) = tr(Zᵀ Σ_i Y_i) comes for free at the server.
 
-use super::{Method, Setup, StepInfo};
+use super::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::{Federation, Network, Upload};
+use crate::fed::{sum_part, Client, Message, Network};
 use crate::linalg::orth;
 use anyhow::Result;
 use ndarray::Array2;
 
-struct Client<'a> {
+pub struct Ssi;
+
+struct SsiClient<'a> {
     a: Block<'a>,
 }
 
-pub struct Ssi<'a> {
-    fed: Federation<Client<'a>>,
-    z: Array2<f64>,
-}
-
-impl<'a> Ssi<'a> {
-    pub fn new(setup: Setup<'a>) -> Self {
-        let n = setup.n();
-        let mut fed = Federation::new(setup.blocks.into_iter().map(|a| Client { a }).collect(), n);
-        if let Some(w) = setup.watch {
-            fed.record_transcript(w);
-        }
-        Self { fed, z: setup.z0 }
+impl Client for SsiClient<'_> {
+    fn respond(&mut self, msg: &Message) -> Result<Message> {
+        Ok(Message::new().with("y", self.a.gram_times(msg.get("z")?.view())))
     }
 }
 
-impl Method for Ssi<'_> {
-    fn step(&mut self) -> Result<StepInfo> {
-        let y = self
-            .fed
-            .round(self.z.view(), |c, z| Upload::matrix(c.a.gram_times(z)))
-            .sum;
+struct SsiServer {
+    z: Array2<f64>,
+}
+
+impl Server for SsiServer {
+    fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
+        let replies = net.round(&Message::new().with("z", self.z.clone()))?;
+        let y = sum_part(&replies, "y")?;
         let objective = (&self.z * &y).sum();
         self.z = orth(y.view());
         Ok(StepInfo {
             objective: Some(objective),
-            inner_iters: vec![0; self.fed.num_clients()],
+            ..Default::default()
         })
     }
-    fn server(&self) -> (&Array2<f64>, &dyn Network) {
-        (&self.z, &self.fed)
+    fn estimate(&self) -> Message {
+        Message::new().with("z", self.z.clone())
+    }
+}
+
+impl Method for Ssi {
+    type Params = NoParams;
+    fn server(_: &NoParams, setup: ServerSetup) -> Result<Box<dyn Server>> {
+        Ok(Box::new(SsiServer {
+            z: setup.start.get("z")?.clone(),
+        }))
+    }
+    fn client<'a>(_: &NoParams, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        Ok(Box::new(SsiClient { a: setup.block }))
     }
 }

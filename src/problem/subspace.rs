@@ -15,7 +15,45 @@ use crate::linalg::{fro2, sym_eig_desc};
 use crate::seed;
 use anyhow::{Context, Result};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
-use serde::Serialize;
+
+use super::{Instance, MetricDef};
+use crate::data::{matrix::DataMatrix, partition, prepare, synthetic};
+use crate::fed::Message;
+use crate::linalg::orth;
+use crate::manifest::{DataSpec, Generator, Point, Spectrum};
+use crate::run::Progress;
+
+/// The family's metrics, in CSV column order.
+pub const METRICS: &[MetricDef] = &[
+    MetricDef {
+        name: "objective",
+        label: "objective ‖AᵀZ‖²_F",
+        short: "objective",
+        lower_is_better: false,
+        log: false,
+    },
+    MetricDef {
+        name: "kkt",
+        label: "scaled KKT violation ‖(I−ZZᵀ)AAᵀZ‖_F / ‖A‖²_F",
+        short: "KKT",
+        lower_is_better: true,
+        log: true,
+    },
+    MetricDef {
+        name: "sv_err",
+        label: "relative singular-value error",
+        short: "sv error",
+        lower_is_better: true,
+        log: true,
+    },
+    MetricDef {
+        name: "subspace_dist",
+        label: "subspace distance ‖sin Θ‖_F",
+        short: "sin Θ",
+        lower_is_better: true,
+        log: true,
+    },
+];
 
 /// Largest n whose reference goes through the n×n Gram matrix (512 MB at 8192).
 pub const GRAM_MAX_N: usize = 8192;
@@ -155,7 +193,7 @@ pub fn top_eigenvalue(data: Block) -> Result<f64> {
 }
 
 /// Per-round quality of an estimate, computed by the observer outside the timed section.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Metrics {
     /// f(Z) = ‖AᵀZ‖²_F.
     pub objective: f64,
@@ -165,4 +203,102 @@ pub struct Metrics {
     pub sv_err: f64,
     /// ‖sin Θ(Z, U*)‖_F.
     pub subspace_dist: f64,
+}
+
+impl Metrics {
+    /// In [`METRICS`] order.
+    pub fn values(&self) -> Vec<f64> {
+        vec![self.objective, self.kkt, self.sv_err, self.subspace_dist]
+    }
+}
+
+/// A subspace instance: data (generated or loaded), its exact reference and the common start
+/// Z⁽⁰⁾ (`z`, n×p orthonormal).
+pub struct SubspaceInstance {
+    a: DataMatrix,
+    sizes: Vec<usize>,
+    reference: Reference,
+    start: Message,
+}
+
+fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
+    match spec.spectrum.expect("validated: svd data has a spectrum") {
+        Spectrum::Geometric => synthetic::Spectrum::Geometric {
+            xi: spec.xi.expect("validated"),
+        },
+        Spectrum::Arithmetic => synthetic::Spectrum::Arithmetic {
+            kappa: spec.kappa.expect("validated"),
+        },
+    }
+}
+
+impl SubspaceInstance {
+    /// Build (or load from the cache) the data and reference of `point` for `run_seed`.
+    pub fn build(
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &std::path::Path,
+        progress: &Progress,
+    ) -> Result<Self> {
+        let spec = &point.data;
+        let key = spec.cache_key();
+        let data_seed = seed::derive(run_seed, &["data", &key]);
+        let full_key = format!("{key}-seed{data_seed}");
+        let task = progress.task(&format!("data {key} (generated or loaded, then cached)"));
+        let (a, labels) = match spec.generator {
+            Generator::Svd => {
+                let a = cache.get_or_build("svd", &full_key, || {
+                    synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
+                })?;
+                (DataMatrix::Dense(a), None)
+            }
+            // Real data is read (and its checksums verified) on every run, not cached.
+            Generator::Dataset => {
+                let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
+                (a, Some(labels))
+            }
+            other => anyhow::bail!("generator `{other}` does not make subspace data"),
+        };
+        // The sample order does not change AAᵀ, so the cached reference stays valid.
+        let mut rng = seed::rng(run_seed, &["partition", &key]);
+        let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
+        let p = point.problem.p;
+        task.set_message(format!("reference for {key} (computed once, then cached)"));
+        let reference = Reference::build(a.view(), p, cache, &full_key)?;
+        task.finish_and_clear();
+        let z0 = orth(
+            uniform_matrix(
+                spec.n,
+                p,
+                &mut seed::rng(run_seed, &["z0", &key, &p.to_string()]),
+            )
+            .view(),
+        );
+        Ok(Self {
+            a,
+            sizes,
+            reference,
+            start: Message::new().with("z", z0),
+        })
+    }
+}
+
+impl Instance for SubspaceInstance {
+    fn data(&self) -> &DataMatrix {
+        &self.a
+    }
+    fn sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+    fn start(&self) -> &Message {
+        &self.start
+    }
+    fn dim(&self) -> usize {
+        self.a.n()
+    }
+    fn evaluate(&self, server: &Message, _clients: &[Message]) -> Result<Vec<f64>> {
+        let z = server.get("z")?;
+        Ok(self.reference.metrics(self.a.view(), z.view())?.values())
+    }
 }

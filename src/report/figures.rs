@@ -1,9 +1,11 @@
 //! Convergence figures from the manifest's `[[plots]]`, with the paper's values as markers.
 
 use super::plot::ticks::trim_zeros;
-use super::plot::{render, render_bars, BarPlot, LinePlot, Marker, Series};
+use super::plot::{
+    render, render_bars, render_heatmap, BarPlot, HeatMap, LinePlot, Marker, Overlay, Series,
+};
 use super::tables::paper_for;
-use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, YMetric};
+use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, LEAK_ERR};
 use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -12,19 +14,13 @@ fn x_of(axis: XAxis, t: &TraceRow) -> f64 {
     match axis {
         XAxis::Rounds => t.round as f64,
         XAxis::Seconds => t.time_s,
-        XAxis::Vectors => t.vectors as f64,
+        XAxis::Vectors => t.vectors,
         XAxis::Bytes => (t.bytes_up + t.bytes_down) as f64,
     }
 }
 
-fn y_of(metric: YMetric, t: &TraceRow) -> f64 {
-    match metric {
-        YMetric::Kkt => t.kkt,
-        YMetric::SvErr => t.sv_err,
-        YMetric::SubspaceDist => t.subspace_dist,
-        YMetric::Objective => t.objective,
-        YMetric::LeakErr => t.leak_err.unwrap_or(f64::NAN),
-    }
+fn y_of(metric: &str, t: &TraceRow) -> f64 {
+    t.metric(metric).unwrap_or(f64::NAN)
 }
 
 pub fn x_label(axis: XAxis) -> &'static str {
@@ -36,23 +32,24 @@ pub fn x_label(axis: XAxis) -> &'static str {
     }
 }
 
-pub fn y_label(metric: YMetric) -> &'static str {
-    match metric {
-        YMetric::Kkt => "scaled KKT violation ‖(I−ZZᵀ)AAᵀZ‖_F / ‖A‖²_F",
-        YMetric::SvErr => "relative singular-value error",
-        YMetric::SubspaceDist => "subspace distance ‖sin Θ‖_F",
-        YMetric::Objective => "objective ‖AᵀZ‖²_F",
-        YMetric::LeakErr => "attack error ‖Φ − A₁A₁ᵀ‖_F / ‖A₁A₁ᵀ‖_F",
+pub fn y_label(exp: &Experiment, metric: &str) -> &'static str {
+    match exp.kind.metric(metric) {
+        Some(m) => m.label,
+        None => "attack error ‖Φ − A₁A₁ᵀ‖_F / ‖A₁A₁ᵀ‖_F",
+    }
+}
+
+fn short(exp: &Experiment, metric: &str) -> &'static str {
+    match exp.kind.metric(metric) {
+        Some(m) => m.short,
+        None if metric == LEAK_ERR => "attack error",
+        None => "?",
     }
 }
 
 fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marker> {
     let p = paper_for(exp, &r.key)?;
-    let y = match spec.y {
-        YMetric::Kkt => p.kkt?,
-        YMetric::SvErr => p.sv_err?,
-        _ => return None,
-    };
+    let y = p.metric(&spec.y)?;
     let x = match spec.x {
         XAxis::Rounds => p.rounds? as f64,
         XAxis::Seconds => p.time_s?,
@@ -65,16 +62,6 @@ fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marke
     })
 }
 
-fn short(metric: YMetric) -> &'static str {
-    match metric {
-        YMetric::Kkt => "KKT",
-        YMetric::SvErr => "sv error",
-        YMetric::SubspaceDist => "sin Θ",
-        YMetric::Objective => "objective",
-        YMetric::LeakErr => "attack error",
-    }
-}
-
 fn title(exp: &Experiment, spec: &PlotSpec) -> String {
     spec.title
         .clone()
@@ -82,19 +69,19 @@ fn title(exp: &Experiment, spec: &PlotSpec) -> String {
 }
 
 /// The metrics a plot draws: `y`, then `also`.
-fn metrics(spec: &PlotSpec) -> Vec<YMetric> {
-    std::iter::once(spec.y)
-        .chain(spec.also.iter().copied())
+fn metrics(spec: &PlotSpec) -> Vec<&str> {
+    std::iter::once(spec.y.as_str())
+        .chain(spec.also.iter().map(String::as_str))
         .collect()
 }
 
-fn label(exp: &Experiment, r: &RunRecord, metric: Option<YMetric>) -> String {
+fn label(exp: &Experiment, r: &RunRecord, metric: Option<&str>) -> String {
     let mut l = describe(&r.key);
     if exp.points.len() > 1 {
         l = format!("{l} {}", caption(exp, &r.key.point));
     }
     match metric {
-        Some(m) => format!("{l} — {}", short(m)),
+        Some(m) => format!("{l} — {}", short(exp, m)),
         None => l,
     }
 }
@@ -129,7 +116,7 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
         y_label: if many {
             "value (log scale)".into()
         } else {
-            y_label(spec.y).into()
+            y_label(exp, &spec.y).into()
         },
         log_y: spec.log_y,
         log_x: false,
@@ -190,7 +177,7 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
     let mut series: Vec<Series> = Vec::new();
     for m in metrics(spec) {
         for r in records {
-            let name = format!("{} — {}", describe(&r.key), short(m));
+            let name = format!("{} — {}", describe(&r.key), short(exp, m));
             let x = coordinate(exp, &r.key.point).unwrap_or(f64::NAN);
             let y = r
                 .first_round_below(|t| Some(y_of(m, t)).filter(|v| v.is_finite()), target)
@@ -259,6 +246,183 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
     }
 }
 
+/// The value of sweep key `key` at `point`, as a number.
+fn coord(exp: &Experiment, point: &str, key: &str) -> Option<f64> {
+    let p = exp.points.iter().find(|p| p.label == point)?;
+    match p.coords.iter().find(|c| c.0 == key)?.1 {
+        toml::Value::Integer(i) => Some(i as f64),
+        toml::Value::Float(f) => Some(f),
+        _ => None,
+    }
+}
+
+/// Where axis value `v` falls in cell-index units of the sorted grid values `vals` (cell i is
+/// [i, i+1], its value at the centre), interpolated linearly between centres.
+fn cell_position(vals: &[f64], v: f64) -> f64 {
+    if vals.len() < 2 {
+        return 0.5;
+    }
+    let i = vals
+        .windows(2)
+        .position(|w| v <= w[1])
+        .unwrap_or(vals.len() - 2);
+    i as f64 + 0.5 + (v - vals[i]) / (vals[i + 1] - vals[i])
+}
+
+/// One heat map per method: the final `y` over the grid of the two sweep keys `grid`
+/// (mean over repeats).
+fn heatmaps(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> Vec<(String, HeatMap)> {
+    let (kx, ky) = (&spec.grid[0], &spec.grid[1]);
+    let values = |k: &str| {
+        let mut v: Vec<f64> = exp
+            .points
+            .iter()
+            .filter_map(|p| coord(exp, &p.label, k))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let (xs, ys) = (values(kx), values(ky));
+    let names = label_names(&[kx.as_str(), ky.as_str()]);
+    let mut methods: Vec<String> = Vec::new();
+    for r in records {
+        if !methods.contains(&describe(&r.key)) {
+            methods.push(describe(&r.key));
+        }
+    }
+    let n = exp.points.first().map_or(1, |p| p.data.n) as f64;
+    // A rank axis also reads as a fraction of n, as the paper plots it.
+    let tick = |k: &str, v: f64| {
+        let t = trim_zeros(&format!("{v:.4}")).to_string();
+        if k == "data.rank" {
+            format!("{t} ({}n)", trim_zeros(&format!("{:.3}", v / n)))
+        } else {
+            t
+        }
+    };
+    // The paper's boundary: recovery succeeds in the box x ≤ mark_x, y ≤ mark_y, so its edge is
+    // one polyline (or one straight line when only one mark is given).
+    let (w, h) = (xs.len() as f64, ys.len() as f64);
+    let points = match (
+        spec.mark_x.map(|v| cell_position(&xs, v)),
+        spec.mark_y.map(|v| cell_position(&ys, v)),
+    ) {
+        (Some(x), Some(y)) => vec![(x, 0.0), (x, y), (0.0, y)],
+        (Some(x), None) => vec![(x, 0.0), (x, h)],
+        (None, Some(y)) => vec![(0.0, y), (w, y)],
+        (None, None) => Vec::new(),
+    };
+    let overlays: Vec<Overlay> = if points.is_empty() {
+        Vec::new()
+    } else {
+        vec![Overlay {
+            label: spec.mark_label.clone().unwrap_or_else(|| "boundary".into()),
+            points,
+        }]
+    };
+    methods
+        .into_iter()
+        .map(|m| {
+            let mut grid = vec![vec![(0.0, 0usize); xs.len()]; ys.len()];
+            for r in records.iter().filter(|r| describe(&r.key) == m) {
+                let (Some(x), Some(y)) = (
+                    coord(exp, &r.key.point, kx).and_then(|x| xs.iter().position(|v| *v == x)),
+                    coord(exp, &r.key.point, ky).and_then(|y| ys.iter().position(|v| *v == y)),
+                ) else {
+                    continue;
+                };
+                let v = r.last().metric(&spec.y).unwrap_or(f64::NAN);
+                let cell = &mut grid[y][x];
+                *cell = (cell.0 + if spec.log_y { v.log10() } else { v }, cell.1 + 1);
+            }
+            let plot = HeatMap {
+                title: format!("{} — {m}", title(exp, spec)),
+                x_label: names[0].clone(),
+                y_label: names[1].clone(),
+                x_ticks: xs.iter().map(|&v| tick(kx, v)).collect(),
+                y_ticks: ys.iter().map(|&v| tick(ky, v)).collect(),
+                values: grid
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|&(s, c)| if c == 0 { f64::NAN } else { s / c as f64 })
+                            .collect()
+                    })
+                    .collect(),
+                colour_label: if spec.log_y {
+                    format!("log₁₀ {}", short(exp, &spec.y))
+                } else {
+                    short(exp, &spec.y).to_string()
+                },
+                overlays: overlays.clone(),
+            };
+            (m, plot)
+        })
+        .collect()
+}
+
+/// The spectrum `y` of every run's final estimate against its index, with the truth's.
+fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
+    let truth = format!("{}_truth", spec.y);
+    let many = exp.points.len() > 1;
+    let at = |point: &str| {
+        if many {
+            format!(" {}", caption(exp, point))
+        } else {
+            String::new()
+        }
+    };
+    let indexed = |v: &[f64]| -> Vec<(f64, f64)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &x)| ((i + 1) as f64, x))
+            .collect()
+    };
+    let mut series: Vec<Series> = Vec::new();
+    for r in records {
+        if let Some(t) = r.spectra.get(&truth) {
+            let label = format!("truth{}", at(&r.key.point));
+            if !series.iter().any(|s| s.label == label) {
+                series.push(Series {
+                    label,
+                    points: indexed(t),
+                });
+            }
+        }
+        if let Some(v) = r.spectra.get(&spec.y) {
+            series.push(Series {
+                label: label(exp, r, None),
+                points: indexed(v),
+            });
+        }
+    }
+    LinePlot {
+        title: title(exp, spec),
+        x_label: "index i".into(),
+        y_label: "singular value σ_i".into(),
+        log_y: spec.log_y,
+        log_x: false,
+        series,
+        markers: Vec::new(),
+    }
+}
+
+/// A file stem for one method's panel: `<file>_<label>` with the label made file-safe.
+fn panel_stem(file: &str, method: &str) -> String {
+    let safe: String = method
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{file}_{}", safe.trim_matches('_'))
+}
+
 /// Render every plot of the manifest into `dir`; returns the stems written.
 pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
@@ -268,6 +432,21 @@ pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result
             PlotKind::Line => render(&line_plot(exp, records, spec), &stem)?,
             PlotKind::RoundsToTarget => render(&rounds_to_target(exp, records, spec), &stem)?,
             PlotKind::Bars => render_bars(&bars(exp, records, spec), &stem)?,
+            PlotKind::Spectrum => render(&spectrum(exp, records, spec), &stem)?,
+            PlotKind::Heatmap => {
+                let maps = heatmaps(exp, records, spec);
+                let single = maps.len() == 1;
+                for (m, map) in maps {
+                    let stem = if single {
+                        stem.clone()
+                    } else {
+                        dir.join(panel_stem(&spec.file, &m))
+                    };
+                    render_heatmap(&map, &stem)?;
+                    written.push(stem);
+                }
+                continue;
+            }
         }
         written.push(stem);
     }

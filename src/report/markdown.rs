@@ -1,8 +1,11 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
+use super::plot::ticks::trim_zeros;
 use super::provenance::blas_backend;
-use super::tables::{paper_average, paper_for};
+use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::manifest::{Experiment, Point};
+use crate::methods::registry;
+use crate::problem::MetricDef;
 use crate::run::{describe, Outcome, RunRecord};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -40,8 +43,8 @@ fn setting(p: &Point) -> String {
         (None, None) => d.generator.to_string(),
     };
     format!(
-        "{source}; n = {}, m = {}; {} clients ({}); p = {}",
-        d.n, d.m, p.partition.clients, p.partition.scheme, p.problem.p
+        "{source}; n = {}, m = {}; {} clients ({}); {} problem, p = {}",
+        d.n, d.m, p.partition.clients, p.partition.scheme, p.problem.kind, p.problem.p
     )
 }
 
@@ -81,15 +84,22 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let st = &exp.stop;
     let _ = writeln!(
         s,
-        "- stop: {}max {} rounds{}{}\n",
+        "- stop: {}max {} rounds{}{}{}\n",
         st.objective_tol.map_or(String::new(), |t| format!(
             "|f_k − f_(k−1)| ≤ {t:e}·f_k (eq. 27) or "
         )),
         st.max_rounds,
-        st.kkt_target
-            .map_or(String::new(), |t| format!(", KKT ≤ {t:e}")),
+        st.target.as_ref().map_or(String::new(), |t| format!(
+            ", {} reaches {:e}",
+            t.metric, t.value
+        )),
         st.time_budget_s
             .map_or(String::new(), |t| format!(", {t} s budget")),
+        if st.own_criterion {
+            ", or the method's own published stopping criterion"
+        } else {
+            ""
+        },
     );
 
     let _ = writeln!(s, "## Paper beside ours\n");
@@ -106,31 +116,57 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
              our averages in the next section, not beside any single point.\n"
         );
     }
+    let metrics = reported_metrics(exp);
+    let mut header = "| point | method | rounds (paper) | rounds (ours) | ratio |".to_string();
+    for m in &metrics {
+        header += &format!(" {} (paper) | (ours) | ratio |", m.short);
+    }
+    header += " time s (paper) | (ours) | stop |";
+    let _ = writeln!(s, "{header}");
     let _ = writeln!(
         s,
-        "| point | method | rounds (paper) | rounds (ours) | ratio | rel. sv error (paper) | (ours) | ratio | scaled KKT (paper) | (ours) | time s (paper) | (ours) | stop |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "|---|---|---:|---:|---:|{}---:|---:|---|",
+        "---:|---:|---:|".repeat(metrics.len())
     );
     for r in &out.records {
-        row(&mut s, exp, r);
+        row(&mut s, exp, &metrics, r);
     }
     for m in &out.planned {
         let paper = paper_average(exp, &m.name, &m.label);
-        let _ = writeln!(
-            s,
-            "|  | {} | {} | **not implemented yet** | | {} | | | {} | | {} | | |",
+        let mut line = format!(
+            "|  | {} | {} | **not implemented yet** | |",
             m.label,
             paper
                 .and_then(|p| p.rounds)
                 .map_or("—".into(), |r| r.to_string()),
-            sci(paper.and_then(|p| p.sv_err)),
-            sci(paper.and_then(|p| p.kkt)),
+        );
+        for d in &metrics {
+            line += &format!(" {} | | |", sci(paper.and_then(|p| p.metric(d.name))));
+        }
+        line += &format!(
+            " {} | | |",
             paper
                 .and_then(|p| p.time_s)
-                .map_or("—".into(), |t| format!("{t:.2}")),
+                .map_or("—".into(), |t| format!("{t:.2}"))
+        );
+        let _ = writeln!(s, "{line}");
+    }
+    let central: Vec<&str> = exp
+        .methods
+        .iter()
+        .filter(|m| registry::lookup(&m.name).is_some_and(|e| e.centralised))
+        .map(|m| m.label.as_str())
+        .collect();
+    if !central.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n{} centralised: one machine holds all the data, so their rounds are iterations and \
+             send nothing.",
+            if central.len() == 1 {
+                format!("{} is", central[0])
+            } else {
+                format!("{} are", central.join(", "))
+            }
         );
     }
 
@@ -141,7 +177,8 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let _ = writeln!(s, "\n## Communication\n");
     let _ = writeln!(
         s,
-        "| point | method | rounds | bytes up | bytes down | n-vectors | mean inner steps / client / round | fitted KKT rate / round |"
+        "| point | method | rounds | bytes up | bytes down | n-vectors | mean inner steps / client / round | fitted {} rate / round |",
+        rate_metric(exp).map_or("—", |m| m.short)
     );
     let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|");
     for r in &out.records {
@@ -156,9 +193,11 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
             r.rounds,
             l.bytes_up,
             l.bytes_down,
-            l.vectors,
+            trim_zeros(&format!("{:.2}", l.vectors)),
             inner,
-            linear_rate(r).map_or("—".into(), |q| format!("{q:.4}"))
+            rate_metric(exp)
+                .and_then(|m| linear_rate(r, m.name))
+                .map_or("—".into(), |q| format!("{q:.4}"))
         );
     }
 
@@ -186,38 +225,56 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     s
 }
 
-fn row(s: &mut String, exp: &Experiment, r: &RunRecord) {
+fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) {
     let p = paper_for(exp, &r.key);
     let l = r.last();
     let paper_rounds = p.and_then(|p| p.rounds);
-    let _ = writeln!(
-        s,
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |",
+    let mut line = format!(
+        "| {} | {} | {} | {} | {} |",
         r.key.point,
         describe(&r.key),
         paper_rounds.map_or("—".into(), |v| v.to_string()),
         r.rounds,
         ratio(r.rounds as f64, paper_rounds.map(|v| v as f64)),
-        sci(p.and_then(|p| p.sv_err)),
-        sci(Some(l.sv_err)),
-        ratio(l.sv_err, p.and_then(|p| p.sv_err)),
-        sci(p.and_then(|p| p.kkt)),
-        sci(Some(l.kkt)),
+    );
+    for m in metrics {
+        let ours = l.metric(m.name).unwrap_or(f64::NAN);
+        let theirs = p.and_then(|p| p.metric(m.name));
+        line += &format!(
+            " {} | {} | {} |",
+            sci(theirs),
+            sci(Some(ours)),
+            ratio(ours, theirs)
+        );
+    }
+    line += &format!(
+        " {} | {:.2} | {} |",
         p.and_then(|p| p.time_s)
             .map_or("—".into(), |t| format!("{t:.2}")),
         l.time_s,
         r.stop_reason,
     );
+    let _ = writeln!(s, "{line}");
 }
 
-/// Linear convergence rate of the KKT violation: e^slope of a least-squares fit of ln(kkt)
-/// against the round, over the second half of the run (past the initial transient).
-pub fn linear_rate(r: &RunRecord) -> Option<f64> {
+/// The metric whose linear rate the communication table fits: the family's first
+/// lower-is-better metric shown on a log scale.
+fn rate_metric(exp: &Experiment) -> Option<&'static MetricDef> {
+    exp.kind
+        .metrics()
+        .iter()
+        .find(|m| m.lower_is_better && m.log)
+}
+
+/// Linear convergence rate of `metric`: e^slope of a least-squares fit of its log against the
+/// round, over the second half of the run (past the initial transient).
+pub fn linear_rate(r: &RunRecord, metric: &str) -> Option<f64> {
     let pts: Vec<(f64, f64)> = r
         .trace
         .iter()
-        .filter(|t| t.round * 2 >= r.rounds && t.kkt > 0.0)
-        .map(|t| (t.round as f64, t.kkt.ln()))
+        .filter_map(|t| Some((t, t.metric(metric)?)))
+        .filter(|(t, v)| t.round * 2 >= r.rounds && *v > 0.0)
+        .map(|(t, v)| (t.round as f64, v.ln()))
         .collect();
     if pts.len() < 3 {
         return None;
@@ -244,11 +301,17 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
         "\n## Averages over the {} sweep points\n",
         exp.points.len()
     );
+    let metrics = reported_metrics(exp);
+    let mut header = "| method | mean rounds | mean time s |".to_string();
+    for m in &metrics {
+        header += &format!(" mean {} (paper) | (ours) | ratio |", m.short);
+    }
+    let _ = writeln!(s, "{header}");
     let _ = writeln!(
         s,
-        "| method | mean rounds | mean time s | mean scaled KKT (paper) | (ours) | ratio | mean rel. sv error (paper) | (ours) | ratio |"
+        "|---|---:|---:|{}",
+        "---:|---:|---:|".repeat(metrics.len())
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut names: Vec<String> = Vec::new();
     for r in &out.records {
         let d = describe(&r.key);
@@ -263,19 +326,24 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
             .filter(|r| describe(&r.key) == name)
             .collect();
         let p = paper_average(exp, &runs[0].key.method, &runs[0].key.label);
-        let kkt = mean(runs.iter().map(|r| r.last().kkt));
-        let sv = mean(runs.iter().map(|r| r.last().sv_err));
-        let _ = writeln!(
-            s,
-            "| {name} | {:.1} | {:.2} | {} | {} | {} | {} | {} | {} |",
+        let mut line = format!(
+            "| {name} | {:.1} | {:.2} |",
             mean(runs.iter().map(|r| r.rounds as f64)),
             mean(runs.iter().map(|r| r.last().time_s)),
-            sci(p.and_then(|p| p.kkt)),
-            sci(Some(kkt)),
-            ratio(kkt, p.and_then(|p| p.kkt)),
-            sci(p.and_then(|p| p.sv_err)),
-            sci(Some(sv)),
-            ratio(sv, p.and_then(|p| p.sv_err)),
         );
+        for m in &metrics {
+            let ours = mean(
+                runs.iter()
+                    .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
+            );
+            let theirs = p.and_then(|p| p.metric(m.name));
+            line += &format!(
+                " {} | {} | {} |",
+                sci(theirs),
+                sci(Some(ours)),
+                ratio(ours, theirs)
+            );
+        }
+        let _ = writeln!(s, "{line}");
     }
 }

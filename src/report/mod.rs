@@ -4,6 +4,7 @@ pub mod figures;
 pub mod markdown;
 pub mod plot;
 pub mod provenance;
+pub mod reload;
 pub mod tables;
 
 use crate::manifest::Experiment;
@@ -22,6 +23,9 @@ pub fn write_all(exp: &Experiment, out: &Outcome) -> Result<()> {
         &mut tables::summary_frame(exp, &out.records)?,
         &dir.join("summary.csv"),
     )?;
+    if let Some(mut df) = tables::spectra_frame(exp, &out.records)? {
+        tables::write_csv(&mut df, &dir.join("spectra.csv"))?;
+    }
     let figures = figures::render_all(exp, &out.records, dir)?;
     atomic_write(
         &dir.join("report.md"),

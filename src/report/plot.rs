@@ -1,5 +1,5 @@
-//! Figures: convergence line plots and grouped bar charts, each written as `<stem>.svg` and
-//! `<stem>.png` (1200×800).
+//! Figures: convergence line plots, grouped bar charts and heat maps, each written as
+//! `<stem>.svg` and `<stem>.png` (1200×800).
 //!
 //! All text uses the embedded DejaVu Sans (registered with plotters' `ab_glyph` renderer), so the
 //! output never depends on the fonts of the machine: the same input gives byte-identical PNGs.
@@ -25,6 +25,9 @@ use plotters::style::{FontDesc, FontFamily, FontStyle, FontTransform, RGBAColor}
 #[path = "ticks.rs"]
 pub mod ticks;
 use self::ticks::Axis;
+
+// Heat maps (cells, colour map, colour bar): `plot/heatmap.rs`.
+mod heatmap;
 
 /// One line of a convergence plot: `(x, y)` in data units. Non-finite points (and, on log
 /// axes, non-positive ones) are skipped and break the line.
@@ -67,6 +70,37 @@ pub struct BarPlot {
     pub groups: Vec<(String, Vec<f64>)>,
 }
 
+/// A grid of cells coloured by value (viridis), e.g. a phase-transition diagram: log10 of the
+/// recovery error over sparsity (x) × rank ratio (y). Cells are annotated with their value
+/// (one decimal) when every annotation fits its cell at a readable size.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HeatMap {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// Column and row labels (the grid's x and y values as text), left→right, bottom→top.
+    /// Labels are thinned out when they would overlap.
+    pub x_ticks: Vec<String>,
+    pub y_ticks: Vec<String>,
+    /// `values[row][col]`, row 0 at the bottom. NaN = not run: drawn grey and hatched, with
+    /// a legend entry. ±∞ take the colours of the ends of the scale (e.g. log10 of a zero
+    /// error). Missing entries (short rows, fewer rows than `y_ticks`) count as NaN.
+    pub values: Vec<Vec<f64>>,
+    /// What the colour bar measures, e.g. "log₁₀ relative error".
+    pub colour_label: String,
+    /// Lines drawn over the grid (e.g. the paper's failure boundary), each with a legend entry.
+    pub overlays: Vec<Overlay>,
+}
+
+/// A polyline over a [`HeatMap`], in cell-index units: cell `(i, j)` (column `i`, row `j`)
+/// spans `[i, i+1]×[j, j+1]`, so its centre is `(i + 0.5, j + 0.5)`. Parts outside the grid
+/// are clipped; a non-finite point breaks the line.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Overlay {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
 /// Image size in (logical) pixels.
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 800;
@@ -90,6 +124,17 @@ pub fn render_bars(plot: &BarPlot, stem: &Path) -> Result<()> {
     render_both(stem, plot).with_context(|| {
         format!(
             "rendering bars {:?} to {}.{{svg,png}}",
+            plot.title,
+            stem.display()
+        )
+    })
+}
+
+/// Heat map; writes `<stem>.svg` and `<stem>.png` like [`render`].
+pub fn render_heatmap(plot: &HeatMap, stem: &Path) -> Result<()> {
+    render_both(stem, plot).with_context(|| {
+        format!(
+            "rendering heat map {:?} to {}.{{svg,png}}",
             plot.title,
             stem.display()
         )
@@ -250,6 +295,12 @@ impl Figure for LinePlot {
 impl Figure for BarPlot {
     fn draw<DB: DrawingBackend>(&self, cv: &Canvas<DB>) -> Result<()> {
         draw_bar_plot(cv, self)
+    }
+}
+
+impl Figure for HeatMap {
+    fn draw<DB: DrawingBackend>(&self, cv: &Canvas<DB>) -> Result<()> {
+        heatmap::draw_heat_map(cv, self)
     }
 }
 
@@ -785,6 +836,13 @@ enum Swatch {
     Bar {
         color: RGBColor,
     },
+    /// A plain (possibly dashed) line, no marker: heat-map overlays.
+    Overlay {
+        color: RGBColor,
+        dash: &'static [f64],
+    },
+    /// A grey hatched box: heat-map cells without a value.
+    Missing,
 }
 
 struct Legend {
@@ -812,45 +870,58 @@ impl Legend {
             return Ok(());
         }
         let (w, h) = self.size(cv);
-        cv.rect((x, y), (x + w, y + h), cv.fill(WHITE))?;
-        cv.path(
-            &[(x, y), (x + w, y), (x + w, y + h), (x, y + h), (x, y)],
-            RGBColor(150, 150, 150),
-            1.0,
-        )?;
+        legend_box(cv, (x, y), (w, h))?;
         for (i, (label, swatch)) in self.entries.iter().enumerate() {
-            let cy =
-                y + LEGEND_PAD + 0.5 * (LEGEND_ROW - 0.4 * LEGEND_SIZE) + LEGEND_ROW * i as f64;
-            let (sx0, sx1) = (x + LEGEND_PAD, x + LEGEND_PAD + LEGEND_SAMPLE);
-            let mid = ((sx0 + sx1) / 2.0, cy);
-            match *swatch {
-                Swatch::Line { color, dash, shape } => {
-                    for piece in dashed(&[(sx0, cy), (sx1, cy)], dash) {
-                        cv.path(&piece, color, LINE_WIDTH)?;
-                    }
-                    cv.shape(shape, mid, MARKER_RADIUS, color, None)?;
-                }
-                Swatch::Paper { color, shape } => {
-                    cv.shape(
-                        shape,
-                        mid,
-                        0.8 * PAPER_RADIUS,
-                        WHITE,
-                        Some(4.0 * LINE_WIDTH / 2.5),
-                    )?;
-                    cv.shape(shape, mid, 0.8 * PAPER_RADIUS, color, Some(LINE_WIDTH))?;
-                }
-                Swatch::Bar { color } => {
-                    let (bw, bh) = (0.5 * LEGEND_SAMPLE, 0.8 * LEGEND_SIZE);
-                    let (p0, p1) = (
-                        (mid.0 - bw / 2.0, cy - bh / 2.0),
-                        (mid.0 + bw / 2.0, cy + bh / 2.0),
-                    );
-                    cv.rect(p0, p1, cv.fill(color))?;
-                    cv.rect(p0, p1, cv.stroke(darker(color), 1.0))?;
-                }
+            let cy = y + Self::row_centre(i);
+            legend_entry(cv, label, swatch, (x + LEGEND_PAD, cy))?;
+        }
+        Ok(())
+    }
+
+    /// Vertical centre of row `i` below the top of the box.
+    fn row_centre(i: usize) -> f64 {
+        LEGEND_PAD + 0.5 * (LEGEND_ROW - 0.4 * LEGEND_SIZE) + LEGEND_ROW * i as f64
+    }
+
+    /// Entries side by side, wrapped into rows at most `max_w` wide: each entry's x offset and
+    /// row inside the box, and the box size.
+    fn row_layout<DB: DrawingBackend>(
+        &self,
+        cv: &Canvas<DB>,
+        max_w: f64,
+    ) -> (Vec<(f64, usize)>, (f64, f64)) {
+        let gap = 2.5 * LEGEND_PAD;
+        let (mut at, mut row, mut widest) = (Vec::new(), 0, 0f64);
+        let mut x = LEGEND_PAD;
+        for (label, _) in &self.entries {
+            let w = LEGEND_SAMPLE + 10.0 + cv.text_width(label, LEGEND_SIZE);
+            if x > LEGEND_PAD && x + w + LEGEND_PAD > max_w {
+                row += 1;
+                x = LEGEND_PAD;
             }
-            cv.text_mid(label, (sx1 + 10.0, cy), HPos::Left, LEGEND_SIZE, INK)?;
+            at.push((x, row));
+            widest = widest.max(x + w + LEGEND_PAD);
+            x += w + gap;
+        }
+        let rows = if self.entries.is_empty() { 0 } else { row + 1 };
+        let h = 2.0 * LEGEND_PAD + LEGEND_ROW * rows as f64 - 0.4 * LEGEND_SIZE;
+        (at, (widest, h))
+    }
+
+    /// Size of the legend drawn by [`Legend::draw_rows`].
+    fn rows_size<DB: DrawingBackend>(&self, cv: &Canvas<DB>, max_w: f64) -> (f64, f64) {
+        self.row_layout(cv, max_w).1
+    }
+
+    /// The legend with its entries side by side (wrapped at `max_w`), top-left at `(x, y)`.
+    fn draw_rows<DB: DrawingBackend>(&self, cv: &Canvas<DB>, (x, y): Pt, max_w: f64) -> Result<()> {
+        if self.entries.is_empty() {
+            return Ok(());
+        }
+        let (at, size) = self.row_layout(cv, max_w);
+        legend_box(cv, (x, y), size)?;
+        for ((label, swatch), (dx, row)) in self.entries.iter().zip(at) {
+            legend_entry(cv, label, swatch, (x + dx, y + Self::row_centre(row)))?;
         }
         Ok(())
     }
@@ -881,6 +952,69 @@ impl Legend {
             .unwrap_or(0);
         candidates[best]
     }
+}
+
+/// White legend box with a grey border.
+fn legend_box<DB: DrawingBackend>(cv: &Canvas<DB>, (x, y): Pt, (w, h): Pt) -> Result<()> {
+    cv.rect((x, y), (x + w, y + h), cv.fill(WHITE))?;
+    cv.path(
+        &[(x, y), (x + w, y), (x + w, y + h), (x, y + h), (x, y)],
+        RGBColor(150, 150, 150),
+        1.0,
+    )
+}
+
+/// One legend entry: the swatch starting at `sx0`, then the label, centred on `cy`.
+fn legend_entry<DB: DrawingBackend>(
+    cv: &Canvas<DB>,
+    label: &str,
+    swatch: &Swatch,
+    (sx0, cy): Pt,
+) -> Result<()> {
+    let sx1 = sx0 + LEGEND_SAMPLE;
+    let mid = ((sx0 + sx1) / 2.0, cy);
+    match *swatch {
+        Swatch::Line { color, dash, shape } => {
+            for piece in dashed(&[(sx0, cy), (sx1, cy)], dash) {
+                cv.path(&piece, color, LINE_WIDTH)?;
+            }
+            cv.shape(shape, mid, MARKER_RADIUS, color, None)?;
+        }
+        Swatch::Paper { color, shape } => {
+            cv.shape(
+                shape,
+                mid,
+                0.8 * PAPER_RADIUS,
+                WHITE,
+                Some(4.0 * LINE_WIDTH / 2.5),
+            )?;
+            cv.shape(shape, mid, 0.8 * PAPER_RADIUS, color, Some(LINE_WIDTH))?;
+        }
+        Swatch::Bar { color } => {
+            let (bw, bh) = (0.5 * LEGEND_SAMPLE, 0.8 * LEGEND_SIZE);
+            let (p0, p1) = (
+                (mid.0 - bw / 2.0, cy - bh / 2.0),
+                (mid.0 + bw / 2.0, cy + bh / 2.0),
+            );
+            cv.rect(p0, p1, cv.fill(color))?;
+            cv.rect(p0, p1, cv.stroke(darker(color), 1.0))?;
+        }
+        Swatch::Overlay { color, dash } => {
+            for piece in dashed(&[(sx0, cy), (sx1, cy)], dash) {
+                cv.path(&piece, color, LINE_WIDTH)?;
+            }
+        }
+        Swatch::Missing => {
+            let (bw, bh) = (0.6 * LEGEND_SAMPLE, LEGEND_SIZE);
+            let (p0, p1) = (
+                (mid.0 - bw / 2.0, cy - bh / 2.0),
+                (mid.0 + bw / 2.0, cy + bh / 2.0),
+            );
+            heatmap::missing_cell(cv, p0, p1)?;
+            cv.rect(p0, p1, cv.stroke(FRAME, 1.0))?;
+        }
+    }
+    cv.text_mid(label, (sx1 + 10.0, cy), HPos::Left, LEGEND_SIZE, INK)
 }
 
 fn darker(c: RGBColor) -> RGBColor {

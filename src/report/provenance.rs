@@ -38,7 +38,7 @@ fn cpu_model() -> Option<String> {
 }
 
 pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
-    json!({
+    let mut v = json!({
         "experiment": exp.id,
         "paper": exp.paper,
         "paper_file": exp.paper_file,
@@ -47,14 +47,19 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "manifest": { "path": exp.path.display().to_string(), "sha256": exp.hash },
         "points": exp.points.iter().map(|p| json!({
             "label": p.label, "data": p.data, "partition": p.partition, "problem": p.problem,
-            "reference": crate::problem::subspace::solver_for(p.data.n),
+            "reference": crate::problem::reference_note(p),
         })).collect::<Vec<_>>(),
         "stop": exp.stop,
         "runs": out.records.iter().map(|r| json!({
+            "run_id": r.key.run_id(), "params_resolved": r.resolved, "peak_rss_mib": r.peak_rss_mib,
             "point": r.key.point, "method": r.key.method, "label": r.key.label, "params": r.key.params,
             "seed": r.key.seed, "rounds": r.rounds, "converged": r.converged, "stop_reason": r.stop_reason,
             "time_s": r.last().time_s, "threads": r.threads,
             "bytes_up_per_client": r.bytes_up_per_client,
+        })).collect::<Vec<_>>(),
+        "family": exp.kind,
+        "methods": exp.methods.iter().map(|m| json!({
+            "name": m.name, "label": m.label, "variant": m.variant, "params_resolved": m.resolved,
         })).collect::<Vec<_>>(),
         "not_implemented": out.planned.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
         "git": git_revision(),
@@ -66,5 +71,15 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "peak_rss_mib": out.peak_rss_mib,
         "started_unix": out.started_unix,
         "finished_unix": out.finished_unix,
-    })
+    });
+    // Re-rendered from committed CSVs: the provenance is the computing process's.
+    if let Some(old) = &out.computed_by {
+        for k in ["git", "dpca_bench", "stack", "blas", "cpu"] {
+            if !old[k].is_null() {
+                v["rendered_by"][k] = v[k].clone();
+                v[k] = old[k].clone();
+            }
+        }
+    }
+    v
 }

@@ -1,8 +1,10 @@
 //! trace.csv and summary.csv: tidy tables built with polars, written atomically.
 //!
-//! Column names are a contract with users' scripts; extra columns only ever go at the end.
+//! Column names are a contract with users' scripts: the fixed columns, then the problem
+//! family's metrics by name, then `point`, (`leak_err`,) `run_id`.
 
-use crate::manifest::{Experiment, PaperResult};
+use crate::manifest::{Experiment, PaperResult, LEAK_ERR};
+use crate::problem::MetricDef;
 use crate::run::{RunKey, RunRecord, TraceRow};
 use crate::util::atomic_write;
 use anyhow::Result;
@@ -54,7 +56,22 @@ fn opt_f64_col(name: &str, v: Vec<Option<f64>>) -> Column {
     )
 }
 
-/// One row per (run, round).
+/// The metrics the report and summary.csv set beside the paper's: those the paper reports for
+/// this experiment, in family order; without any, the family's first two lower-is-better ones.
+pub fn reported_metrics(exp: &Experiment) -> Vec<&'static MetricDef> {
+    let defs = exp.kind.metrics();
+    let named: Vec<&MetricDef> = defs
+        .iter()
+        .filter(|m| exp.paper_results.iter().any(|p| p.metric(m.name).is_some()))
+        .collect();
+    if named.is_empty() {
+        defs.iter().filter(|m| m.lower_is_better).take(2).collect()
+    } else {
+        named
+    }
+}
+
+/// One row per (run, round): the network's counts, then the family's metrics by name.
 pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
     let rows: Vec<(&RunRecord, &TraceRow)> = records
         .iter()
@@ -66,7 +83,7 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
     let ints = |f: &dyn Fn(&TraceRow) -> u64| rows.iter().map(|(_, t)| f(t)).collect::<Vec<u64>>();
     let floats =
         |f: &dyn Fn(&TraceRow) -> f64| rows.iter().map(|(_, t)| f(t)).collect::<Vec<f64>>();
-    Ok(DataFrame::new_infer_height(vec![
+    let mut cols = vec![
         str_col("experiment", vec![exp.id.clone(); rows.len()]),
         str_col("profile", vec![exp.profile.clone(); rows.len()]),
         str_col("method", each(&|r, _| r.key.label.clone())),
@@ -80,88 +97,116 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
         f64_col("time_s", floats(&|t| t.time_s)),
         Column::new("bytes_up".into(), ints(&|t| t.bytes_up)),
         Column::new("bytes_down".into(), ints(&|t| t.bytes_down)),
-        Column::new("vectors".into(), ints(&|t| t.vectors)),
-        f64_col("objective", floats(&|t| t.objective)),
-        f64_col("kkt", floats(&|t| t.kkt)),
-        f64_col("sv_err", floats(&|t| t.sv_err)),
-        f64_col("subspace_dist", floats(&|t| t.subspace_dist)),
-        str_col("point", each(&|r, _| r.key.point.clone())),
-        opt_f64_col("leak_err", rows.iter().map(|(_, t)| t.leak_err).collect()),
-    ])?)
+        f64_col("vectors", floats(&|t| t.vectors)),
+    ];
+    for m in exp.kind.metrics() {
+        cols.push(f64_col(
+            m.name,
+            floats(&|t| t.metric(m.name).unwrap_or(f64::NAN)),
+        ));
+    }
+    cols.push(str_col("point", each(&|r, _| r.key.point.clone())));
+    if exp.attack.is_some() || rows.iter().any(|(_, t)| t.leak_err.is_some()) {
+        cols.push(opt_f64_col(
+            LEAK_ERR,
+            rows.iter().map(|(_, t)| t.leak_err).collect(),
+        ));
+    }
+    cols.push(str_col("run_id", each(&|r, _| r.key.run_id())));
+    Ok(DataFrame::new_infer_height(cols)?)
 }
 
-/// One row per run, with the paper's numbers beside ours.
+/// One row per run: the final metrics, then the paper's numbers beside them.
 pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
     let paper: Vec<Option<&PaperResult>> = records.iter().map(|r| paper_for(exp, &r.key)).collect();
-    let last = |f: fn(&RunRecord) -> f64| records.iter().map(f).collect::<Vec<f64>>();
-    Ok(DataFrame::new_infer_height(vec![
+    let last = |f: &dyn Fn(&RunRecord) -> f64| records.iter().map(f).collect::<Vec<f64>>();
+    let strs = |f: &dyn Fn(&RunRecord) -> String| records.iter().map(f).collect::<Vec<String>>();
+    let ints = |f: &dyn Fn(&RunRecord) -> u64| records.iter().map(f).collect::<Vec<u64>>();
+    let mut cols = vec![
         str_col("experiment", vec![exp.id.clone(); records.len()]),
         str_col("profile", vec![exp.profile.clone(); records.len()]),
-        str_col(
-            "method",
-            records.iter().map(|r| r.key.label.clone()).collect(),
-        ),
-        str_col(
-            "params",
-            records.iter().map(|r| r.key.params.clone()).collect(),
-        ),
-        Column::new(
-            "seed".into(),
-            records.iter().map(|r| r.key.seed).collect::<Vec<u64>>(),
-        ),
-        Column::new(
-            "rounds".into(),
-            records.iter().map(|r| r.rounds).collect::<Vec<u64>>(),
-        ),
+        str_col("method", strs(&|r| r.key.label.clone())),
+        str_col("params", strs(&|r| r.key.params.clone())),
+        Column::new("seed".into(), ints(&|r| r.key.seed)),
+        Column::new("rounds".into(), ints(&|r| r.rounds)),
         Column::new(
             "converged".into(),
             records.iter().map(|r| r.converged).collect::<Vec<bool>>(),
         ),
-        f64_col("time_s", last(|r| r.last().time_s)),
-        Column::new(
-            "bytes_up".into(),
-            records
-                .iter()
-                .map(|r| r.last().bytes_up)
-                .collect::<Vec<u64>>(),
-        ),
-        Column::new(
-            "bytes_down".into(),
-            records
-                .iter()
-                .map(|r| r.last().bytes_down)
-                .collect::<Vec<u64>>(),
-        ),
-        f64_col("kkt", last(|r| r.last().kkt)),
-        f64_col("sv_err", last(|r| r.last().sv_err)),
-        Column::new(
-            "paper_rounds".into(),
+        f64_col("time_s", last(&|r| r.last().time_s)),
+        Column::new("bytes_up".into(), ints(&|r| r.last().bytes_up)),
+        Column::new("bytes_down".into(), ints(&|r| r.last().bytes_down)),
+        f64_col("vectors", last(&|r| r.last().vectors)),
+    ];
+    for m in exp.kind.metrics() {
+        cols.push(f64_col(
+            m.name,
+            last(&|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
+        ));
+    }
+    cols.push(Column::new(
+        "paper_rounds".into(),
+        paper
+            .iter()
+            .map(|p| p.and_then(|p| p.rounds))
+            .collect::<Vec<Option<u64>>>(),
+    ));
+    for m in reported_metrics(exp) {
+        cols.push(opt_f64_col(
+            &format!("paper_{}", m.name),
             paper
                 .iter()
-                .map(|p| p.and_then(|p| p.rounds))
-                .collect::<Vec<Option<u64>>>(),
-        ),
-        opt_f64_col(
-            "paper_sv_err",
-            paper.iter().map(|p| p.and_then(|p| p.sv_err)).collect(),
-        ),
-        f64_col("subspace_dist", last(|r| r.last().subspace_dist)),
+                .map(|p| p.and_then(|p| p.metric(m.name)))
+                .collect(),
+        ));
+    }
+    cols.push(str_col("stop_reason", strs(&|r| r.stop_reason.clone())));
+    cols.push(str_col("point", strs(&|r| r.key.point.clone())));
+    cols.push(str_col("run_id", strs(&|r| r.key.run_id())));
+    Ok(DataFrame::new_infer_height(cols)?)
+}
+
+/// One row per (run, spectrum, index): the vectors a family records about final estimates
+/// (robust PCA: `sv` = σ(L), `sv_truth` = σ(L₀)). None when no run has any.
+pub fn spectra_frame(exp: &Experiment, records: &[RunRecord]) -> Result<Option<DataFrame>> {
+    let rows: Vec<(&RunRecord, &str, usize, f64)> = records
+        .iter()
+        .flat_map(|r| {
+            r.spectra.iter().flat_map(move |(name, v)| {
+                v.iter()
+                    .enumerate()
+                    .map(move |(i, &x)| (r, name.as_str(), i + 1, x))
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let strs =
+        |f: &dyn Fn(&RunRecord) -> String| rows.iter().map(|(r, ..)| f(r)).collect::<Vec<String>>();
+    Ok(Some(DataFrame::new_infer_height(vec![
+        str_col("experiment", vec![exp.id.clone(); rows.len()]),
+        str_col("profile", vec![exp.profile.clone(); rows.len()]),
+        str_col("method", strs(&|r| r.key.label.clone())),
+        str_col("params", strs(&|r| r.key.params.clone())),
         Column::new(
-            "vectors".into(),
-            records
-                .iter()
-                .map(|r| r.last().vectors)
+            "seed".into(),
+            rows.iter().map(|(r, ..)| r.key.seed).collect::<Vec<u64>>(),
+        ),
+        str_col("point", strs(&|r| r.key.point.clone())),
+        str_col(
+            "spectrum",
+            rows.iter().map(|(_, n, ..)| n.to_string()).collect(),
+        ),
+        Column::new(
+            "index".into(),
+            rows.iter()
+                .map(|(_, _, i, _)| *i as u64)
                 .collect::<Vec<u64>>(),
         ),
-        str_col(
-            "stop_reason",
-            records.iter().map(|r| r.stop_reason.clone()).collect(),
-        ),
-        str_col(
-            "point",
-            records.iter().map(|r| r.key.point.clone()).collect(),
-        ),
-    ])?)
+        f64_col("value", rows.iter().map(|(.., x)| *x).collect()),
+        str_col("run_id", strs(&|r| r.key.run_id())),
+    ])?))
 }
 
 /// Write `df` as CSV to `path`, atomically.

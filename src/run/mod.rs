@@ -10,16 +10,14 @@ pub use record::{RunKey, RunRecord, RunStore, TraceRow};
 pub use stop::{StopReason, StopRule};
 
 use crate::attack;
-use crate::data::{
-    cache::MatrixCache, matrix::DataMatrix, partition, prepare, synthetic, uniform_matrix,
-};
-use crate::linalg::orth;
-use crate::manifest::{AttackSpec, DataSpec, Experiment, Generator, MethodSpec, Point, Spectrum};
-use crate::methods::{registry, Method, Setup};
-use crate::problem::subspace::Reference;
+use crate::data::cache::MatrixCache;
+use crate::fed::{LocalNetwork, Network};
+use crate::manifest::{AttackSpec, Experiment, MethodSpec, Point};
+use crate::methods::{registry, StepInfo};
+use crate::problem::{self, Instance};
 use crate::seed;
 use anyhow::Result;
-use ndarray::Array2;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -53,6 +51,9 @@ pub struct Outcome {
     pub threads: usize,
     /// The largest peak memory of the processes that computed the runs (see `peak_rss`).
     pub peak_rss_mib: Option<f64>,
+    /// When re-rendered from committed CSVs: the run.json of the process that computed them,
+    /// whose provenance (git revision, CPU, BLAS, times) the new run.json keeps.
+    pub computed_by: Option<serde_json::Value>,
 }
 
 /// Results folder of an experiment: `<root>/<paper>/<id>/<profile>`.
@@ -69,18 +70,31 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Methods selected by the `--method` filter, split into runnable and planned ones.
-fn select_methods(exp: &Experiment, opts: &Options) -> (Vec<MethodSpec>, Vec<MethodSpec>) {
+/// Methods selected by the `--method` filter, split into runnable and planned ones. A filter
+/// entry that names no method of the manifest is an error, not an empty run.
+fn select_methods(exp: &Experiment, opts: &Options) -> Result<(Vec<MethodSpec>, Vec<MethodSpec>)> {
+    let names = |m: &MethodSpec| [m.name.clone(), m.label.clone()];
+    if let Some(w) = opts
+        .methods
+        .iter()
+        .find(|w| !exp.methods.iter().any(|m| names(m).contains(w)))
+    {
+        let known: Vec<String> = exp.methods.iter().map(|m| m.label.clone()).collect();
+        anyhow::bail!(
+            "--method {w}: {} has no such method; its methods are {}",
+            exp.path.display(),
+            known.join(", ")
+        );
+    }
     let wanted = |m: &MethodSpec| {
-        opts.methods.is_empty() || opts.methods.iter().any(|w| *w == m.name || *w == m.label)
+        opts.methods.is_empty() || opts.methods.iter().any(|w| names(m).contains(w))
     };
-    exp.methods
+    Ok(exp
+        .methods
         .iter()
         .filter(|m| wanted(m))
         .cloned()
-        .partition(|m| {
-            registry::lookup(&m.name).is_some_and(|e| e.status == registry::Status::Ready)
-        })
+        .partition(|m| registry::lookup(&m.name).is_some()))
 }
 
 /// Seeds of the repeats: the base seed, then seeds derived from it.
@@ -104,12 +118,11 @@ fn fingerprint(
     exp: &Experiment,
     point: &Point,
     m: &MethodSpec,
-    params: &serde_json::Value,
     attack: Option<&AttackSpec>,
 ) -> String {
     let text = serde_json::json!({
         "data": point.data, "partition": point.partition, "problem": point.problem,
-        "stop": exp.stop, "method": m.name, "params": params, "attack": attack,
+        "stop": exp.stop, "method": m.name, "params": m.resolved, "attack": attack,
     })
     .to_string();
     let digest = <sha2::Sha256 as sha2::Digest>::digest(text.as_bytes());
@@ -122,15 +135,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
     let dir = results_dir(exp, opts);
     let store = RunStore::new(&dir);
     let cache = MatrixCache::new(&opts.cache_dir);
-    let (methods, planned) = select_methods(exp, opts);
-    let mut resolved = Vec::new();
-    for m in &methods {
-        resolved.push(
-            registry::check(&m.name, &m.params).map_err(|e| {
-                exp.error_at(&format!("methods[{}].params.{}", m.index, e.key), e.msg)
-            })?,
-        );
-    }
+    let (methods, planned) = select_methods(exp, opts)?;
     let attack = opts.attack.clone().or_else(|| exp.attack.clone());
     if let Some(a) = &attack {
         if let Some(pt) = exp.points.iter().find(|pt| a.client > pt.partition.clients) {
@@ -153,15 +158,14 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
         for &run_seed in &seeds {
             let keys: Vec<(RunKey, &MethodSpec)> = methods
                 .iter()
-                .zip(&resolved)
-                .map(|(m, params)| {
+                .map(|m| {
                     let key = RunKey {
                         point: point.label.clone(),
                         method: m.name.clone(),
                         label: m.label.clone(),
                         params: m.variant.clone(),
                         seed: run_seed,
-                        fingerprint: fingerprint(exp, point, m, params, attack.as_ref()),
+                        fingerprint: fingerprint(exp, point, m, attack.as_ref()),
                     };
                     (key, m)
                 })
@@ -176,21 +180,29 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                 records.extend(stored.into_iter().flatten());
                 continue;
             }
-            let inst = Instance::build(point, run_seed, &cache, &opts.data_dir, progress)?;
+            let inst = problem::build(point, run_seed, &cache, &opts.data_dir, progress)?;
             for ((key, m), old) in keys.into_iter().zip(stored) {
                 let rec = match old {
                     Some(rec) => rec,
                     None => {
-                        let rec = run_one(exp, &inst, m, key, attack.as_ref(), opts, progress)?;
+                        let rec = run_one(
+                            exp,
+                            point,
+                            inst.as_ref(),
+                            m,
+                            key,
+                            attack.as_ref(),
+                            opts,
+                            progress,
+                        )?;
                         store.save(&rec)?;
                         progress.log(format!(
-                            "{} {}: {} {} rounds, kkt {:.2e}, sv_err {:.2e}, {:.2} s ({})",
+                            "{} {}: {} {} rounds, {}, {:.2} s ({})",
                             exp.id,
                             rec.key.point,
                             describe(&rec.key),
                             rec.rounds,
-                            rec.last().kkt,
-                            rec.last().sv_err,
+                            headline(exp, rec.last()),
                             rec.last().time_s,
                             rec.stop_reason
                         ));
@@ -211,6 +223,7 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
         started_unix,
         finished_unix: unix_now(),
         threads: opts.threads,
+        computed_by: None,
     })
 }
 
@@ -233,92 +246,39 @@ pub fn describe(key: &RunKey) -> String {
     crate::manifest::label_with_variant(&key.label, &key.params)
 }
 
-/// One problem instance: data, its exact reference and the common start.
-pub struct Instance {
-    pub point: Point,
-    pub a: DataMatrix,
-    /// Samples per client, in column order of `a`.
-    pub sizes: Vec<usize>,
-    pub reference: Reference,
-    pub z0: Array2<f64>,
-    pub seed: u64,
+/// The first two lower-is-better metrics of the family, for log lines: "kkt 1.2e-7, sv_err 3e-9".
+fn headline(exp: &Experiment, row: &TraceRow) -> String {
+    exp.kind
+        .metrics()
+        .iter()
+        .filter(|m| m.lower_is_better)
+        .take(2)
+        .map(|m| format!("{} {:.2e}", m.name, row.metric(m.name).unwrap_or(f64::NAN)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
-    match spec.spectrum.expect("validated: svd data has a spectrum") {
-        Spectrum::Geometric => synthetic::Spectrum::Geometric {
-            xi: spec.xi.expect("validated"),
-        },
-        Spectrum::Arithmetic => synthetic::Spectrum::Arithmetic {
-            kappa: spec.kappa.expect("validated"),
-        },
-    }
-}
-
-impl Instance {
-    /// Build (or load from the cache) the data and reference of `point` for `run_seed`.
-    pub fn build(
-        point: &Point,
-        run_seed: u64,
-        cache: &MatrixCache,
-        data_dir: &std::path::Path,
-        progress: &Progress,
-    ) -> Result<Self> {
-        let spec = &point.data;
-        let key = spec.cache_key();
-        let data_seed = seed::derive(run_seed, &["data", &key]);
-        let full_key = format!("{key}-seed{data_seed}");
-        let task = progress.task(&format!("data {key} (generated or loaded, then cached)"));
-        let (a, labels) = match spec.generator {
-            Generator::Svd => {
-                let a = cache.get_or_build("svd", &full_key, || {
-                    synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
-                })?;
-                (DataMatrix::Dense(a), None)
-            }
-            // Real data is read (and its checksums verified) on every run, not cached.
-            Generator::Dataset => {
-                let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
-                (a, Some(labels))
-            }
-        };
-        // The sample order does not change AAᵀ, so the cached reference stays valid.
-        let mut rng = seed::rng(run_seed, &["partition", &key]);
-        let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
-        let p = point.problem.p;
-        task.set_message(format!("reference for {key} (computed once, then cached)"));
-        let reference = Reference::build(a.view(), p, cache, &full_key)?;
-        task.finish_and_clear();
-        let z0 = orth(
-            uniform_matrix(
-                spec.n,
-                p,
-                &mut seed::rng(run_seed, &["z0", &key, &p.to_string()]),
-            )
-            .view(),
-        );
-        Ok(Self {
-            point: point.clone(),
-            a,
-            sizes,
-            reference,
-            z0,
-            seed: run_seed,
-        })
-    }
-}
-
-/// Run one method on one instance until the stop rule fires.
+/// Run one method on one instance until the stop rule fires. A centralised method gets one
+/// client holding all the data.
+#[allow(clippy::too_many_arguments)]
 pub fn run_one(
     exp: &Experiment,
-    inst: &Instance,
+    point: &Point,
+    inst: &dyn Instance,
     m: &MethodSpec,
     key: RunKey,
     attack: Option<&AttackSpec>,
     opts: &Options,
     progress: &Progress,
 ) -> Result<RunRecord> {
-    let blocks = inst.a.view().split(&inst.sizes);
+    let entry = registry::lookup(&m.name).expect("validated: a registered method");
+    let all = inst.data().view();
+    let sizes = if entry.centralised {
+        vec![inst.sizes().iter().sum()]
+    } else {
+        inst.sizes().to_vec()
+    };
+    let blocks = all.split(&sizes);
     let attacked = attack.map(|a| a.client - 1);
     // The attack compares with A_1A_1ᵀ, which it needs dense (n × n at most).
     let attacked_block = attacked
@@ -326,52 +286,52 @@ pub fn run_one(
             blocks[c].as_dense().ok_or_else(|| {
                 anyhow::anyhow!(
                     "the leakage attack needs dense data; {} is sparse",
-                    inst.point.label
+                    point.label
                 )
             })
         })
         .transpose()?;
-    let setup = Setup {
-        blocks: blocks.clone(),
-        p: inst.point.problem.p,
-        z0: inst.z0.clone(),
-        seed: seed::derive(inst.seed, &["method", &m.name, &inst.point.label]),
-        watch: attacked.map(|c| vec![c]),
+    let start = registry::Start {
+        start: inst.start(),
+        seed: seed::derive(key.seed, &["method", &m.name, &point.label]),
     };
-    let mut method = registry::build(&m.name, &m.params, setup)?;
+    let registry::Running {
+        mut server,
+        mut net,
+    } = registry::Running::new(entry, &m.resolved, start, blocks, inst.dim())?;
+    if let Some(c) = attacked {
+        net.record_transcript(vec![c]);
+    }
     let bar = progress.rounds(exp.stop.max_rounds as u64, &describe(&key));
-    let mut rule = StopRule::new(&exp.stop);
+    let mut rule = StopRule::new(&exp.stop, exp.kind);
     let mut seconds = 0.0;
-    let m0 = inst
-        .reference
-        .metrics(inst.a.view(), method.estimate().view())?;
-    let mut trace = vec![row(0, 0.0, seconds, method.as_ref(), m0)];
-    let mut inner = Vec::new();
+    let observe = |net: &LocalNetwork, server: &dyn crate::methods::Server| {
+        inst.evaluate(&server.estimate(), &net.reveal())
+    };
+    let m0 = observe(&net, server.as_ref())?;
+    let mut trace = vec![row(exp, 0.0, seconds, &net, &m0)];
     let reason = loop {
         let t = Instant::now();
-        let info = method.step()?;
+        let info: StepInfo = server.step(&mut net)?;
         seconds += t.elapsed().as_secs_f64();
         // Observer: everything below is outside the timed section.
-        let metrics = inst
-            .reference
-            .metrics(inst.a.view(), method.estimate().view())?;
-        let round = method.counters().rounds;
-        let mean_inner = info.inner_iters.iter().map(|&i| i as f64).sum::<f64>()
-            / info.inner_iters.len().max(1) as f64;
-        trace.push(row(round, mean_inner, seconds, method.as_ref(), metrics));
-        inner.push(info.inner_iters);
+        let metrics = observe(&net, server.as_ref())?;
+        let inner = net.inner_iters();
+        let mean_inner = inner.iter().map(|&i| i as f64).sum::<f64>() / inner.len().max(1) as f64;
+        trace.push(row(exp, mean_inner, seconds, &net, &metrics));
+        let round = net.counters().rounds;
         bar.set_position(round);
-        bar.set_message(format!("kkt {:.2e}", metrics.kkt));
-        if let Some(r) = rule.check(round as usize, info.objective, metrics.kkt, seconds) {
+        bar.set_message(headline(exp, trace.last().expect("just pushed")));
+        if let Some(r) = rule.check(round as usize, &info, &metrics, seconds) {
             break r;
         }
     };
     bar.finish_and_clear();
     // The attack reads the transcript after the run: untimed, like every metric.
     if let (Some(a), Some(c), Some(a1), Some(t)) =
-        (attack, attacked, attacked_block, method.transcript())
+        (attack, attacked, attacked_block, net.transcript())
     {
-        let pairs = attack::pairs(t, c);
+        let pairs = attack::pairs(t, c)?;
         let max = a.max_rounds.unwrap_or(usize::MAX);
         for (row, err) in trace
             .iter_mut()
@@ -381,38 +341,43 @@ pub fn run_one(
             row.leak_err = Some(err);
         }
     }
+    let spectra = inst
+        .spectra(&server.estimate(), &net.reveal())?
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let counters = net.counters();
     Ok(RunRecord {
+        spectra,
         key,
-        rounds: method.counters().rounds,
+        rounds: counters.rounds,
         converged: reason.converged(),
-        stop_reason: reason.as_str().into(),
+        stop_reason: reason.as_str(),
         trace,
-        inner,
-        bytes_up_per_client: method.counters().bytes_up_per_client.clone(),
+        bytes_up_per_client: counters.bytes_up_per_client.clone(),
+        resolved: m.resolved.clone(),
         threads: opts.threads,
         peak_rss_mib: crate::util::peak_rss_mib(),
     })
 }
 
-fn row(
-    round: u64,
-    inner: f64,
-    seconds: f64,
-    method: &dyn Method,
-    m: crate::problem::subspace::Metrics,
-) -> TraceRow {
-    let c = method.counters();
+fn row(exp: &Experiment, inner: f64, seconds: f64, net: &LocalNetwork, values: &[f64]) -> TraceRow {
+    let c = net.counters();
+    let metrics: BTreeMap<String, f64> = exp
+        .kind
+        .metrics()
+        .iter()
+        .zip(values)
+        .map(|(m, &v)| (m.name.to_string(), v))
+        .collect();
     TraceRow {
-        round,
+        round: c.rounds,
         inner_iters: inner,
         time_s: seconds,
         bytes_up: c.bytes_up,
         bytes_down: c.bytes_down,
         vectors: c.vectors(),
-        objective: m.objective,
-        kkt: m.kkt,
-        sv_err: m.sv_err,
-        subspace_dist: m.subspace_dist,
+        metrics,
         leak_err: None,
     }
 }

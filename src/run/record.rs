@@ -2,9 +2,11 @@
 //! experiment resumes where it stopped. serde_json's `float_roundtrip` feature is what makes a
 //! loaded run print the same CSV as a fresh one (its default parser can be 1 ulp off).
 
+use crate::manifest::LEAK_ERR;
 use crate::util::atomic_write;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One row of trace.csv: the state after `round` communication rounds.
@@ -17,14 +19,23 @@ pub struct TraceRow {
     pub time_s: f64,
     pub bytes_up: u64,
     pub bytes_down: u64,
-    pub vectors: u64,
-    pub objective: f64,
-    pub kkt: f64,
-    pub sv_err: f64,
-    pub subspace_dist: f64,
+    /// dim-vectors sent both ways: (bytes_up + bytes_down) / (8·dim), never rounded.
+    pub vectors: f64,
+    /// The problem family's metrics by name.
+    pub metrics: BTreeMap<String, f64>,
     /// Relative error of the leakage attack after this round (when the manifest asks for it).
     #[serde(default)]
     pub leak_err: Option<f64>,
+}
+
+impl TraceRow {
+    /// A metric of the family, or the attack's `leak_err`.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        if name == LEAK_ERR {
+            return self.leak_err;
+        }
+        self.metrics.get(name).copied()
+    }
 }
 
 /// Identity of a run within an experiment.
@@ -50,12 +61,11 @@ impl RunKey {
         ))
     }
 
-    /// The stem before labels named files: stores written then are still found.
-    fn legacy_file_stem(&self) -> String {
-        safe_stem(&format!(
-            "{}__{}__{}__{}",
-            self.point, self.method, self.params, self.seed
-        ))
+    /// The run_id column joining summary.csv, trace.csv and run.json: a short hash of what
+    /// names the run in the CSVs (point, label, params, seed), so it can be recomputed from them.
+    pub fn run_id(&self) -> String {
+        let digest = <sha2::Sha256 as sha2::Digest>::digest(self.file_stem().as_bytes());
+        digest[..6].iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 
@@ -79,9 +89,13 @@ pub struct RunRecord {
     pub converged: bool,
     pub stop_reason: String,
     pub trace: Vec<TraceRow>,
-    /// Inner iterations per client and round: inner[round-1][client].
-    pub inner: Vec<Vec<u32>>,
     pub bytes_up_per_client: Vec<u64>,
+    /// The method's parameters as it ran them, defaults included.
+    #[serde(default)]
+    pub resolved: serde_json::Value,
+    /// Vectors describing the final estimate (the family's spectra, e.g. σ(L) and σ(L₀)).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub spectra: BTreeMap<String, Vec<f64>>,
     pub threads: usize,
     /// Peak resident memory (MiB) of the process that computed this run, read as it finished.
     /// Absent in runs stored before it was recorded.
@@ -125,13 +139,9 @@ impl RunStore {
     }
     /// A finished run, if one is stored for exactly this key (fingerprint included).
     pub fn load(&self, key: &RunKey) -> Option<RunRecord> {
-        [key.file_stem(), key.legacy_file_stem()]
-            .iter()
-            .find_map(|stem| {
-                let text = std::fs::read_to_string(self.path(stem)).ok()?;
-                let rec: RunRecord = serde_json::from_str(&text).ok()?;
-                (rec.key == *key).then_some(rec)
-            })
+        let text = std::fs::read_to_string(self.path(&key.file_stem())).ok()?;
+        let rec: RunRecord = serde_json::from_str(&text).ok()?;
+        (rec.key == *key).then_some(rec)
     }
     pub fn save(&self, rec: &RunRecord) -> Result<()> {
         let json = serde_json::to_vec(rec).context("serialising run record")?;

@@ -1,63 +1,105 @@
 //! Stopping rules, applied by the runner identically to every method.
 
 use crate::manifest::StopSpec;
+use crate::methods::StepInfo;
+use crate::problem::Kind;
 
 /// Why a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopReason {
     /// |f_k − f_{k−1}| ≤ tol · f_k (FAPS (27)).
     ObjectiveChange,
-    KktTarget,
+    /// The target metric reached its value: "<metric>_target".
+    Target(String),
+    /// The method's own published criterion held.
+    OwnCriterion,
+    /// The method has nothing more to do (a one-shot method, or its own iteration cap).
+    Done,
     MaxRounds,
     TimeBudget,
+    /// A metric or the objective is not finite: the run diverged.
+    Diverged,
 }
 
 impl StopReason {
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> String {
         match self {
-            Self::ObjectiveChange => "objective_change",
-            Self::KktTarget => "kkt_target",
-            Self::MaxRounds => "max_rounds",
-            Self::TimeBudget => "time_budget",
+            Self::ObjectiveChange => "objective_change".into(),
+            Self::Target(m) => format!("{m}_target"),
+            Self::OwnCriterion => "own_criterion".into(),
+            Self::Done => "done".into(),
+            Self::MaxRounds => "max_rounds".into(),
+            Self::TimeBudget => "time_budget".into(),
+            Self::Diverged => "diverged".into(),
         }
     }
     /// Did the run meet its accuracy criterion (rather than run out of rounds or time)?
-    pub fn converged(self) -> bool {
-        matches!(self, Self::ObjectiveChange | Self::KktTarget)
+    pub fn converged(&self) -> bool {
+        matches!(
+            self,
+            Self::ObjectiveChange | Self::Target(_) | Self::OwnCriterion
+        )
     }
 }
 
 /// Tracks the quantities the rules need across rounds.
 pub struct StopRule<'a> {
     spec: &'a StopSpec,
+    /// Index of the target metric in the family's metrics, and whether lower is better.
+    target: Option<(usize, bool)>,
     last_objective: Option<f64>,
 }
 
 impl<'a> StopRule<'a> {
-    pub fn new(spec: &'a StopSpec) -> Self {
+    pub fn new(spec: &'a StopSpec, kind: Kind) -> Self {
+        let target = spec.target.as_ref().map(|t| {
+            let i = kind
+                .metrics()
+                .iter()
+                .position(|m| m.name == t.metric)
+                .expect("validated: the target names a metric of the family");
+            (i, kind.metrics()[i].lower_is_better)
+        });
         Self {
             spec,
+            target,
             last_objective: None,
         }
     }
 
-    /// Decide after `round` rounds. `objective` is what the method learned in-protocol this
-    /// round; `kkt` is the observer's metric; `seconds` the method's cumulative time.
+    /// Decide after `round` rounds. `info` is what the method reported this step; `metrics` the
+    /// observer's values (family order); `seconds` the method's cumulative time.
     pub fn check(
         &mut self,
         round: usize,
-        objective: Option<f64>,
-        kkt: f64,
+        info: &StepInfo,
+        metrics: &[f64],
         seconds: f64,
     ) -> Option<StopReason> {
+        let objective = info.objective;
+        if metrics
+            .iter()
+            .chain(objective.as_ref())
+            .any(|v| !v.is_finite())
+        {
+            return Some(StopReason::Diverged);
+        }
         let prev = std::mem::replace(&mut self.last_objective, objective);
         if let (Some(tol), Some(f), Some(f_prev)) = (self.spec.objective_tol, objective, prev) {
             if (f - f_prev).abs() <= tol * f.abs() {
                 return Some(StopReason::ObjectiveChange);
             }
         }
-        if self.spec.kkt_target.is_some_and(|t| kkt <= t) {
-            return Some(StopReason::KktTarget);
+        if let (Some(t), Some((i, lower))) = (&self.spec.target, self.target) {
+            if (lower && metrics[i] <= t.value) || (!lower && metrics[i] >= t.value) {
+                return Some(StopReason::Target(t.metric.clone()));
+            }
+        }
+        if self.spec.own_criterion && info.converged {
+            return Some(StopReason::OwnCriterion);
+        }
+        if info.done {
+            return Some(StopReason::Done);
         }
         if round >= self.spec.max_rounds {
             return Some(StopReason::MaxRounds);

@@ -1,0 +1,192 @@
+//! Geometry of the unit sphere and the Stiefel manifold St(n, p) = {X : XᵀX = I} with the
+//! embedded metric: tangent projections (Riemannian gradients from Euclidean ones) and
+//! retractions (moving along a tangent vector while staying on the manifold).
+
+use super::{orth, sym_eig_desc};
+use anyhow::{bail, Result};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+
+/// P_w(g) = g − w(wᵀg): the component of g tangent to the sphere at the unit vector w.
+pub fn sphere_project(w: ArrayView1<f64>, g: ArrayView1<f64>) -> Array1<f64> {
+    &g - &(&w * w.dot(&g))
+}
+
+/// R_w(ξ) = (w + ξ)/‖w + ξ‖; never zero for tangent ξ, since ‖w + ξ‖² = 1 + ‖ξ‖².
+pub fn sphere_retract(w: ArrayView1<f64>, xi: ArrayView1<f64>) -> Array1<f64> {
+    let y = &w + &xi;
+    let norm = y.dot(&y).sqrt();
+    y / norm
+}
+
+/// P_X(G) = G − X sym(XᵀG): the component of G tangent to St(n, p) at X (Xᵀ P_X(G) is skew).
+pub fn stiefel_project(x: ArrayView2<f64>, g: ArrayView2<f64>) -> Array2<f64> {
+    &g - &x.dot(&sym(x.t().dot(&g)))
+}
+
+/// QR retraction qf(X + ξ), the Q factor with diag(R) ≥ 0 (unique, so the map is smooth).
+pub fn stiefel_retract_qr(x: ArrayView2<f64>, xi: ArrayView2<f64>) -> Array2<f64> {
+    orth((&x + &xi).view())
+}
+
+/// Polar retraction (X + ξ)(I + ξᵀξ)^{-1/2}, the nearest point of St(n, p) to X + ξ.
+///
+/// Computed as Y(YᵀY)^{-1/2} with Y = X + ξ, which equals the formula for tangent ξ
+/// (YᵀY = I + ξᵀξ when Xᵀξ is skew) and still lands on the manifold when ξ is tangent only up to
+/// rounding. YᵀY has eigenvalues ≥ 1 for tangent ξ, so the inverse square root is well conditioned.
+pub fn stiefel_retract_polar(x: ArrayView2<f64>, xi: ArrayView2<f64>) -> Result<Array2<f64>> {
+    let y = &x + &xi;
+    let eig = sym_eig_desc(y.t().dot(&y).view())?;
+    let (largest, smallest) = match (eig.values.first(), eig.values.last()) {
+        (Some(&l), Some(&s)) => (l, s),
+        _ => return Ok(y), // p = 0
+    };
+    if smallest.is_nan() || smallest <= f64::EPSILON * largest {
+        bail!("polar retraction: X + ξ is (numerically) rank deficient");
+    }
+    // (YᵀY)^{-1/2} = V diag(λ^{-1/2}) Vᵀ
+    let scaled = &eig.vectors * &eig.values.mapv(|l| l.sqrt().recip()).insert_axis(Axis(0));
+    Ok(y.dot(&scaled.dot(&eig.vectors.t())))
+}
+
+/// sym(A) = (A + Aᵀ)/2.
+fn sym(a: Array2<f64>) -> Array2<f64> {
+    (&a + &a.t()) * 0.5
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{fro2, orth};
+    use super::*;
+    use ndarray_linalg::SVD;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn uniform(rng: &mut ChaCha8Rng, m: usize, n: usize) -> Array2<f64> {
+        Array2::from_shape_simple_fn((m, n), || rng.random_range(-1.0..1.0))
+    }
+
+    fn fro(a: ArrayView2<f64>) -> f64 {
+        fro2(a).sqrt()
+    }
+
+    fn norm(v: ArrayView1<f64>) -> f64 {
+        v.dot(&v).sqrt()
+    }
+
+    fn off_stiefel(x: &Array2<f64>) -> f64 {
+        fro((x.t().dot(x) - Array2::<f64>::eye(x.ncols())).view())
+    }
+
+    /// e(t) = ‖R(tξ) − X − tξ‖ must shrink like t²: e(t)/t² roughly constant and not zero.
+    fn assert_second_order_error(e: impl Fn(f64) -> f64) {
+        let ratios: Vec<f64> = [1e-1, 1e-2, 1e-3].iter().map(|&t| e(t) / (t * t)).collect();
+        for w in ratios.windows(2) {
+            assert!(
+                w[0] > 1e-3 && (w[1] / w[0] - 1.0).abs() < 0.2,
+                "e(t)/t² = {ratios:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sphere() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let n = 40;
+        let w0 = uniform(&mut rng, n, 1).column(0).to_owned();
+        let w = &w0 / norm(w0.view());
+        let g = uniform(&mut rng, n, 1).column(0).to_owned() * 10.0;
+        let p = sphere_project(w.view(), g.view());
+        let gn = norm(g.view());
+        // idempotent, tangent (⊥ w), and g − P(g) is normal (parallel to w)
+        assert!(norm((&sphere_project(w.view(), p.view()) - &p).view()) <= 1e-12 * gn);
+        assert!(w.dot(&p).abs() <= 1e-12 * gn);
+        let normal = &g - &p;
+        assert!(norm((&normal - &(&w * w.dot(&normal))).view()) <= 1e-12 * gn);
+        // retraction lands on the sphere, at the closed form (w + ξ)/√(1 + ‖ξ‖²) for tangent ξ
+        let xi = &p * (0.5 / norm(p.view()));
+        let r = sphere_retract(w.view(), xi.view());
+        assert!((norm(r.view()) - 1.0).abs() <= 1e-12);
+        let want = (&w + &xi) / (1.0 + xi.dot(&xi)).sqrt();
+        assert!(norm((&r - &want).view()) <= 1e-12);
+        assert_second_order_error(|t| {
+            let r = sphere_retract(w.view(), (&xi * t).view());
+            norm((&r - &w - &(&xi * t)).view())
+        });
+    }
+
+    #[test]
+    fn stiefel_projection() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let (n, p) = (50, 7);
+        let x = orth(uniform(&mut rng, n, p).view());
+        let g = uniform(&mut rng, n, p) * 10.0;
+        let gn = fro(g.view());
+        let pg = stiefel_project(x.view(), g.view());
+        assert!(fro((stiefel_project(x.view(), pg.view()) - &pg).view()) <= 1e-12 * gn);
+        // tangent: XᵀP(G) skew, i.e. P(G) ⊥ every normal vector XS (S symmetric)
+        let xtp = x.t().dot(&pg);
+        assert!(fro((&xtp + &xtp.t()).view()) <= 1e-12 * gn);
+        let s = sym(uniform(&mut rng, p, p));
+        assert!((&pg * &x.dot(&s)).sum().abs() <= 1e-12 * gn * fro(s.view()));
+        // G − P(G) = X sym(XᵀG) is normal, so ⟨P(G), G − P(G)⟩ = 0
+        assert!((&pg * &(&g - &pg)).sum().abs() <= 1e-12 * gn * gn);
+        // a tangent vector is left unchanged
+        let skew = {
+            let a = uniform(&mut rng, p, p);
+            &a - &a.t()
+        };
+        let perp = {
+            let z = uniform(&mut rng, n, p);
+            &z - &x.dot(&x.t().dot(&z))
+        };
+        let tangent = x.dot(&skew) + &perp;
+        let back = stiefel_project(x.view(), tangent.view());
+        assert!(fro((&back - &tangent).view()) <= 1e-12 * fro(tangent.view()));
+    }
+
+    #[test]
+    fn stiefel_retractions() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (n, p) = (60, 5);
+        let x = orth(uniform(&mut rng, n, p).view());
+        let xi = stiefel_project(x.view(), uniform(&mut rng, n, p).view());
+        let xi = &xi / fro(xi.view());
+        for scale in [1e-3, 0.5, 3.0] {
+            let step = &xi * scale;
+            let q = stiefel_retract_qr(x.view(), step.view());
+            let polar = stiefel_retract_polar(x.view(), step.view()).unwrap();
+            assert!(off_stiefel(&q) <= 1e-12, "{}", off_stiefel(&q));
+            assert!(off_stiefel(&polar) <= 1e-12, "{}", off_stiefel(&polar));
+            // both span X + ξ: Q R = X + ξ with R upper triangular, diag ≥ 0
+            let y = &x + &step;
+            let r = q.t().dot(&y);
+            assert!(fro((q.dot(&r) - &y).view()) <= 1e-12 * fro(y.view()));
+            for i in 0..p {
+                assert!(r[[i, i]] > 0.0 && (0..i).all(|j| r[[i, j]].abs() <= 1e-12));
+            }
+            // polar factor U Vᵀ of svd(X + ξ), as LAPACK computes it
+            let (u, _, vt) = y.svd(true, true).unwrap();
+            let uvt = u.unwrap().slice(ndarray::s![.., ..p]).dot(&vt.unwrap());
+            assert!(
+                fro((&polar - &uvt).view()) <= 1e-12,
+                "{}",
+                fro((&polar - &uvt).view())
+            );
+        }
+        assert_second_order_error(|t| {
+            let step = &xi * t;
+            fro((stiefel_retract_qr(x.view(), step.view()) - &x - &step).view())
+        });
+        assert_second_order_error(|t| {
+            let step = &xi * t;
+            fro((stiefel_retract_polar(x.view(), step.view()).unwrap() - &x - &step).view())
+        });
+    }
+
+    #[test]
+    fn polar_rejects_rank_deficiency() {
+        let x = Array2::<f64>::eye(3).slice(ndarray::s![.., ..2]).to_owned();
+        let xi = -&x;
+        assert!(stiefel_retract_polar(x.view(), xi.view()).is_err());
+    }
+}

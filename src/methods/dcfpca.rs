@@ -1,0 +1,306 @@
+//! DCF-PCA (Chu, Distributed Robust PCA, Algorithm 1) and CF-PCA, its one-client case: robust
+//! PCA M = L + S by consensus factorisation L = U Vᵀ, following the authors'
+//! rpca_distributed.py (numerics checked in the scratch crate rpca/src/dcfpca.rs).
+//!
+//! Client i holds the column block M_i (n×m_i) and private V_i (m_i×p), S_i (n×m_i), and
+//! minimises the local objective (11)
+//! ½‖U V_iᵀ + S_i − M_i‖²_F + ρ/2 (‖V_i‖²_F + (m_i/m)‖U‖²_F) + λ‖S_i‖₁.
+//! Round t: the server broadcasts U; each client runs K local steps, each one sweep of (7)
+//! (V_i ← ridge solve, S_i ← soft threshold; `inner_sweeps` of them) then one gradient step
+//! U_i ← U_i − η_t[(U V_iᵀ + S_i − M_i)V_i + ρ(m_i/m)U_i], and replies U_i. The server sets
+//! U ← Σ_i (m_i/m) U_i, summed in client order. η_t = η₀/√(t+1) is a public schedule: each
+//! client counts its own rounds, nothing but U crosses the network.
+
+use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::fed::{Client, Message, Network};
+use crate::linalg::{fro2, prox::soft_threshold_inplace};
+use anyhow::{anyhow, bail, Context, Result};
+use ndarray::{Array2, ArrayView2};
+use ndarray_linalg::InverseC;
+use serde::{Deserialize, Serialize};
+use std::marker::PhantomData;
+
+/// DCF-PCA: the consensus algorithm over the clients' column blocks.
+#[derive(Debug)]
+pub struct DcfPca;
+
+/// CF-PCA: the same code on one client holding all of M (registered as centralised).
+#[derive(Debug)]
+pub struct CfPca;
+
+/// The defaults that distinguish the two registered names (everything else is shared).
+pub trait Defaults {
+    const LOCAL_STEPS: u32;
+    const ETA0: f64;
+    const LAMBDA: f64;
+    const MAX_ROUNDS: u32;
+}
+
+/// The authors' run.sh, "Exact rank", DCF at M = N = 500: `--tau 5 --num_clients 5 --lr 0.2
+/// --epoch 100 --mu0 0.1` (the script's λ is `--mu0`).
+impl Defaults for DcfPca {
+    const LOCAL_STEPS: u32 = 5;
+    const ETA0: f64 = 0.2;
+    const LAMBDA: f64 = 0.1;
+    const MAX_ROUNDS: u32 = 100;
+}
+
+/// The authors' run.sh, "Exact rank", CF at M = N = 500: `--tau 1 --num_clients 1 --lr 0.06
+/// --epoch 100 --mu0 0.3` (the CF branch forces tau = 1). At n = 200 λ = 0.3 stalls at err ≈ 3e-6
+/// (tests/robust.rs passes 0.1).
+impl Defaults for CfPca {
+    const LOCAL_STEPS: u32 = 1;
+    const ETA0: f64 = 0.06;
+    const LAMBDA: f64 = 0.3;
+    const MAX_ROUNDS: u32 = 100;
+}
+
+/// Parameters of DCF-PCA and CF-PCA (defaults from `D`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    bound(serialize = "", deserialize = "D: Defaults")
+)]
+pub struct Params<D> {
+    /// Local steps K per round (the script's `--tau`).
+    pub local_steps: u32,
+    /// η₀ of η_t = η₀/√(t+1) (the script's `--lr`, decayed as lr0/np.sqrt(epoch+1)).
+    pub eta0: f64,
+    /// Weight λ of ‖S‖₁ (the script's `--mu0`, its rho2).
+    pub lambda: f64,
+    /// Weight ρ of the factor penalty; None = 1/√min(n, m) (the script's rho1).
+    pub rho: Option<f64>,
+    /// Own criterion: ‖U_t − U_{t−1}‖_F / ‖U_{t−1}‖_F < tol (the script's 1e-5).
+    pub tol: f64,
+    /// Rounds before `done` (the script's epochs).
+    pub max_rounds: u32,
+    /// Alternating (V, S) sweeps per local step: the script does one.
+    pub inner_sweeps: u32,
+    #[serde(skip)]
+    method: PhantomData<fn() -> D>,
+}
+
+impl<D: Defaults> Default for Params<D> {
+    fn default() -> Self {
+        Self {
+            local_steps: D::LOCAL_STEPS,
+            eta0: D::ETA0,
+            lambda: D::LAMBDA,
+            rho: None,
+            tol: 1e-5,
+            max_rounds: D::MAX_ROUNDS,
+            inner_sweeps: 1,
+            method: PhantomData,
+        }
+    }
+}
+
+impl<D: Defaults> super::Params for Params<D> {
+    // `!(x > 0.0)` on purpose: it rejects NaN too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        let bad = |k, m: &str| Err((k, m.to_string()));
+        if !(self.eta0 > 0.0 && self.eta0.is_finite()) {
+            return bad("eta0", "must be a finite number > 0");
+        }
+        if !(self.lambda > 0.0 && self.lambda.is_finite()) {
+            return bad("lambda", "must be a finite number > 0");
+        }
+        if let Some(rho) = self.rho {
+            if !(rho > 0.0 && rho.is_finite()) {
+                return bad(
+                    "rho",
+                    "must be a finite number > 0 (omit it for 1/√min(n, m))",
+                );
+            }
+        }
+        if !(self.tol >= 0.0) {
+            return bad("tol", "must be >= 0");
+        }
+        if self.local_steps == 0 {
+            return bad("local_steps", "must be >= 1");
+        }
+        if self.max_rounds == 0 {
+            return bad("max_rounds", "must be >= 1");
+        }
+        if self.inner_sweeps == 0 {
+            return bad("inner_sweeps", "must be >= 1");
+        }
+        Ok(())
+    }
+}
+
+/// The resolved settings, free of the defaults marker: the one code path of both names.
+#[derive(Clone, Copy, Debug)]
+struct Settings {
+    local_steps: u32,
+    eta0: f64,
+    lambda: f64,
+    rho: Option<f64>,
+    tol: f64,
+    max_rounds: u32,
+    inner_sweeps: u32,
+}
+
+impl<D> From<&Params<D>> for Settings {
+    fn from(p: &Params<D>) -> Self {
+        Self {
+            local_steps: p.local_steps,
+            eta0: p.eta0,
+            lambda: p.lambda,
+            rho: p.rho,
+            tol: p.tol,
+            max_rounds: p.max_rounds,
+            inner_sweeps: p.inner_sweeps,
+        }
+    }
+}
+
+impl Method for DcfPca {
+    type Params = Params<DcfPca>;
+    fn server(p: &Self::Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
+        server(p.into(), setup)
+    }
+    fn client<'a>(p: &Self::Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        client(p.into(), setup)
+    }
+}
+
+impl Method for CfPca {
+    type Params = Params<CfPca>;
+    fn server(p: &Self::Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
+        server(p.into(), setup)
+    }
+    fn client<'a>(p: &Self::Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        client(p.into(), setup)
+    }
+}
+
+fn server(p: Settings, setup: ServerSetup) -> Result<Box<dyn Server>> {
+    Ok(Box::new(DcfServer {
+        u: setup.start.get("u")?.clone(),
+        p,
+        rounds: 0,
+    }))
+}
+
+fn client<'a>(p: Settings, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+    let m_i = setup
+        .block
+        .as_dense()
+        .ok_or_else(|| anyhow!("DCF-PCA needs dense data"))?;
+    let (n, cols) = m_i.dim();
+    let p_cols = setup.start.get("u")?.ncols();
+    let m: usize = setup.sizes.iter().sum();
+    let rho = p.rho.unwrap_or(1.0 / (n.min(m) as f64).sqrt());
+    Ok(Box::new(DcfClient {
+        m_i,
+        // V_i = 0, S_i = 0 as the authors' setup(): V is solved from U first, so only S's start
+        // matters, and 0 is the neutral one.
+        v: Array2::zeros((cols, p_cols)),
+        s: Array2::zeros((n, cols)),
+        rho,
+        weight: rho * cols as f64 / m as f64,
+        p,
+        rounds: 0,
+    }))
+}
+
+struct DcfClient<'a> {
+    m_i: ArrayView2<'a, f64>,
+    v: Array2<f64>,
+    s: Array2<f64>,
+    rho: f64,
+    /// ρ m_i/m: this client's share of the penalty on U.
+    weight: f64,
+    p: Settings,
+    /// Rounds answered: t of η_t.
+    rounds: u32,
+}
+
+impl Client for DcfClient<'_> {
+    fn respond(&mut self, msg: &Message) -> Result<Message> {
+        let mut u = msg.get("u")?.clone();
+        if u.dim() != (self.m_i.nrows(), self.v.ncols()) {
+            bail!(
+                "DCF-PCA: U is {:?}, expected {:?}",
+                u.dim(),
+                (self.m_i.nrows(), self.v.ncols())
+            );
+        }
+        let eta = self.p.eta0 / f64::from(self.rounds + 1).sqrt();
+        for _ in 0..self.p.local_steps {
+            // resid = M_i − U V_iᵀ after the last sweep, reused by the gradient.
+            let mut resid = Array2::zeros(self.m_i.dim());
+            for _ in 0..self.p.inner_sweeps {
+                self.v = ridge(u.view(), (&self.m_i - &self.s).view(), self.rho)?;
+                resid = &self.m_i - &u.dot(&self.v.t());
+                self.s = resid.clone();
+                soft_threshold_inplace(&mut self.s, self.p.lambda);
+            }
+            // ∇_U = (U V_iᵀ + S_i − M_i)V_i + ρ(m_i/m)U = (S_i − resid)V_i + weight·U.
+            let mut grad = (&self.s - &resid).dot(&self.v);
+            grad.scaled_add(self.weight, &u);
+            u.scaled_add(-eta, &grad);
+        }
+        self.rounds += 1;
+        Ok(Message::new().with("u", u))
+    }
+
+    fn reveal(&self) -> Message {
+        Message::new()
+            .with("v", self.v.clone())
+            .with("s", self.s.clone())
+    }
+
+    fn inner_iters(&self) -> u32 {
+        if self.rounds == 0 {
+            0
+        } else {
+            self.p.local_steps
+        }
+    }
+}
+
+/// V = BᵀU (UᵀU + ρI)⁻¹: the ridge solve of (7) for V at fixed U and S (p×p SPD inverse).
+fn ridge(u: ArrayView2<f64>, b: ArrayView2<f64>, rho: f64) -> Result<Array2<f64>> {
+    let mut g = u.t().dot(&u);
+    g.diag_mut().mapv_inplace(|x| x + rho);
+    let g_inv = g.invc().context("DCF-PCA ridge solve: UᵀU + ρI not SPD")?;
+    Ok(b.t().dot(&u).dot(&g_inv))
+}
+
+struct DcfServer {
+    u: Array2<f64>,
+    p: Settings,
+    rounds: u32,
+}
+
+impl Server for DcfServer {
+    fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
+        let replies = net.round(&Message::new().with("u", self.u.clone()))?;
+        let sizes = net.client_sizes();
+        // U ← Σ_i (m_i/m) U_i in client order (as the scratch fedavg: Σ m_i U_i, then / m).
+        let first = replies
+            .first()
+            .context("DCF-PCA needs at least one client")?;
+        let mut avg = first.get("u")? * sizes[0] as f64;
+        for (r, &m_i) in replies.iter().zip(sizes).skip(1) {
+            avg.scaled_add(m_i as f64, r.get("u")?);
+        }
+        avg /= sizes.iter().sum::<usize>() as f64;
+        let change = (fro2((&avg - &self.u).view()) / fro2(self.u.view())).sqrt();
+        self.u = avg;
+        self.rounds += 1;
+        Ok(StepInfo {
+            objective: None,
+            converged: change < self.p.tol,
+            done: self.rounds >= self.p.max_rounds,
+        })
+    }
+
+    fn estimate(&self) -> Message {
+        Message::new().with("u", self.u.clone())
+    }
+}

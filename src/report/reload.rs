@@ -1,0 +1,191 @@
+//! Re-rendering a results folder from what is committed: trace.csv, summary.csv and run.json
+//! hold everything a report, its figures and its tables need, so a fresh clone can re-render
+//! (after a change of format, of figures or of the manifest's paper numbers) without re-running.
+//! Stored runs (`runs/`) are not committed.
+
+use crate::fed::vectors;
+use crate::manifest::{Experiment, LEAK_ERR};
+use crate::run::{Outcome, RunKey, RunRecord, TraceRow};
+use anyhow::{bail, Context, Result};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+type Row = HashMap<String, String>;
+
+fn read_rows(path: &Path) -> Result<Vec<Row>> {
+    let mut rdr =
+        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let headers = rdr.headers()?.clone();
+    rdr.records()
+        .enumerate()
+        .map(|(i, rec)| {
+            let rec = rec.with_context(|| format!("{}: row {}", path.display(), i + 2))?;
+            Ok(headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect())
+        })
+        .collect()
+}
+
+fn field<T: std::str::FromStr>(row: &Row, key: &str, path: &Path, line: usize) -> Result<T> {
+    let Some(text) = row.get(key) else {
+        bail!("{}: no column `{key}`", path.display())
+    };
+    text.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "{}:{line}: column `{key}`: cannot read {text:?}",
+            path.display()
+        )
+    })
+}
+
+/// The runs of `exp` as its results folder `dir` holds them.
+pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
+    let (trace_path, summary_path) = (dir.join("trace.csv"), dir.join("summary.csv"));
+    let json_path = dir.join("run.json");
+    let run_json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&json_path)
+            .with_context(|| format!("cannot read {}", json_path.display()))?,
+    )
+    .with_context(|| format!("{} is not valid JSON", json_path.display()))?;
+    let trace = read_rows(&trace_path)?;
+    let spectra_path = dir.join("spectra.csv");
+    let spectra = if spectra_path.exists() {
+        read_rows(&spectra_path)?
+    } else {
+        Vec::new()
+    };
+    let mut records = Vec::new();
+    for (i, s) in read_rows(&summary_path)?.iter().enumerate() {
+        let line = i + 2;
+        let (label, params, point): (String, String, String) = (
+            field(s, "method", &summary_path, line)?,
+            field(s, "params", &summary_path, line)?,
+            field(s, "point", &summary_path, line)?,
+        );
+        let seed: u64 = field(s, "seed", &summary_path, line)?;
+        let Some(m) = exp.methods.iter().find(|m| m.label == label) else {
+            bail!(
+                "{}:{line}: method {label:?} is not in manifest {}",
+                summary_path.display(),
+                exp.path.display()
+            )
+        };
+        let Some(pt) = exp.points.iter().find(|p| p.label == point) else {
+            bail!(
+                "{}:{line}: point {point:?} is not in the manifest's `{}` profile",
+                summary_path.display(),
+                exp.profile
+            )
+        };
+        let key = RunKey {
+            point: point.clone(),
+            method: m.name.clone(),
+            label: label.clone(),
+            params: params.clone(),
+            seed,
+            fingerprint: String::new(),
+        };
+        let mut rows = Vec::new();
+        for (j, t) in trace.iter().enumerate() {
+            let same = t.get("method") == Some(&label)
+                && t.get("params") == Some(&params)
+                && t.get("point") == Some(&point)
+                && t.get("seed").map(String::as_str) == Some(seed.to_string().as_str());
+            if !same {
+                continue;
+            }
+            let line = j + 2;
+            let (up, down): (u64, u64) = (
+                field(t, "bytes_up", &trace_path, line)?,
+                field(t, "bytes_down", &trace_path, line)?,
+            );
+            let mut metrics = BTreeMap::new();
+            for d in exp.kind.metrics() {
+                metrics.insert(d.name.to_string(), field(t, d.name, &trace_path, line)?);
+            }
+            let leak_err = match t.get(LEAK_ERR).map(String::as_str) {
+                None | Some("") => None,
+                Some(_) => Some(field(t, LEAK_ERR, &trace_path, line)?),
+            };
+            rows.push(TraceRow {
+                round: field(t, "round", &trace_path, line)?,
+                inner_iters: field(t, "inner_iters", &trace_path, line)?,
+                time_s: field(t, "time_s", &trace_path, line)?,
+                bytes_up: up,
+                bytes_down: down,
+                // As the network counts them (earlier formats rounded them down).
+                vectors: vectors(up + down, pt.data.n),
+                metrics,
+                leak_err,
+            });
+        }
+        if rows.is_empty() {
+            bail!(
+                "{}: no rows for run {label} {params} seed {seed} {point} of {}",
+                trace_path.display(),
+                summary_path.display()
+            );
+        }
+        let stored = run_json["runs"].as_array().and_then(|runs| {
+            runs.iter().find(|r| {
+                r["label"] == label.as_str()
+                    && r["params"] == params.as_str()
+                    && r["point"] == point.as_str()
+                    && r["seed"].as_u64() == Some(seed)
+            })
+        });
+        let of = |k: &str| stored.map(|r| r[k].clone()).unwrap_or_default();
+        let mut spectrum: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for (j, t) in spectra.iter().enumerate() {
+            let same = t.get("method") == Some(&label)
+                && t.get("params") == Some(&params)
+                && t.get("point") == Some(&point)
+                && t.get("seed").map(String::as_str) == Some(seed.to_string().as_str());
+            if same {
+                let name: String = field(t, "spectrum", &spectra_path, j + 2)?;
+                let value: f64 = field(t, "value", &spectra_path, j + 2)?;
+                spectrum.entry(name).or_default().push(value);
+            }
+        }
+        records.push(RunRecord {
+            key,
+            rounds: field(s, "rounds", &summary_path, line)?,
+            converged: field(s, "converged", &summary_path, line)?,
+            stop_reason: field(s, "stop_reason", &summary_path, line)?,
+            trace: rows,
+            bytes_up_per_client: serde_json::from_value(of("bytes_up_per_client"))
+                .unwrap_or_default(),
+            resolved: match of("params_resolved") {
+                serde_json::Value::Null => m.resolved.clone(),
+                v => v,
+            },
+            spectra: spectrum,
+            threads: of("threads").as_u64().unwrap_or(0) as usize,
+            peak_rss_mib: of("peak_rss_mib")
+                .as_f64()
+                .or_else(|| run_json["peak_rss_mib"].as_f64()),
+        });
+    }
+    let at = |k: &str| run_json[k].as_u64().unwrap_or(0);
+    Ok(Outcome {
+        dir: dir.to_path_buf(),
+        peak_rss_mib: records
+            .iter()
+            .filter_map(|r| r.peak_rss_mib)
+            .reduce(f64::max),
+        records,
+        planned: exp
+            .methods
+            .iter()
+            .filter(|m| crate::methods::registry::lookup(&m.name).is_none())
+            .cloned()
+            .collect(),
+        started_unix: at("started_unix"),
+        finished_unix: at("finished_unix"),
+        threads: at("threads") as usize,
+        computed_by: Some(run_json),
+    })
+}

@@ -170,7 +170,9 @@ fn params_are_validated_with_the_key_named() {
         assert_eq!(e.key, "local_steps", "{name}: {}", e.msg);
         let resolved = check(&"lambda = 0.2".parse().unwrap()).unwrap();
         assert_eq!(resolved["lambda"], 0.2);
-        assert!(resolved["rho"].is_null(), "rho defaults to 1/√min(n, m)");
+        assert_eq!(resolved["rho_scale"], 1.0, "ρ defaults to 1/√min(n, m)");
+        let e = check(&"rho_scale = -1.0".parse().unwrap()).unwrap_err();
+        assert_eq!(e.key, "rho_scale", "{name}: {}", e.msg);
     }
     for name in ["dcfpca", "cfpca", "apgm", "ialm"] {
         let e = (lookup(name).unwrap().check)(&"etaa = 0.1".parse().unwrap()).unwrap_err();

@@ -69,8 +69,9 @@ pub struct Params<D> {
     pub eta0: f64,
     /// Weight λ of ‖S‖₁ (the script's `--mu0`, its rho2).
     pub lambda: f64,
-    /// Weight ρ of the factor penalty; None = 1/√min(n, m) (the script's rho1).
-    pub rho: Option<f64>,
+    /// Weight ρ of the factor penalty, as a multiple of the script's 1/√min(n, m) (its rho1):
+    /// ρ = rho_scale/√min(n, m), so a setting means the same at every size.
+    pub rho_scale: f64,
     /// Own criterion: ‖U_t − U_{t−1}‖_F / ‖U_{t−1}‖_F < tol (the script's 1e-5).
     pub tol: f64,
     /// Rounds before `done` (the script's epochs).
@@ -87,7 +88,7 @@ impl<D: Defaults> Default for Params<D> {
             local_steps: D::LOCAL_STEPS,
             eta0: D::ETA0,
             lambda: D::LAMBDA,
-            rho: None,
+            rho_scale: 1.0,
             tol: 1e-5,
             max_rounds: D::MAX_ROUNDS,
             inner_sweeps: 1,
@@ -107,13 +108,11 @@ impl<D: Defaults> super::Params for Params<D> {
         if !(self.lambda > 0.0 && self.lambda.is_finite()) {
             return bad("lambda", "must be a finite number > 0");
         }
-        if let Some(rho) = self.rho {
-            if !(rho > 0.0 && rho.is_finite()) {
-                return bad(
-                    "rho",
-                    "must be a finite number > 0 (omit it for 1/√min(n, m))",
-                );
-            }
+        if !(self.rho_scale > 0.0 && self.rho_scale.is_finite()) {
+            return bad(
+                "rho_scale",
+                "must be a finite number > 0 (1 is the authors' ρ)",
+            );
         }
         if !(self.tol >= 0.0) {
             return bad("tol", "must be >= 0");
@@ -137,7 +136,7 @@ struct Settings {
     local_steps: u32,
     eta0: f64,
     lambda: f64,
-    rho: Option<f64>,
+    rho_scale: f64,
     tol: f64,
     max_rounds: u32,
     inner_sweeps: u32,
@@ -149,7 +148,7 @@ impl<D> From<&Params<D>> for Settings {
             local_steps: p.local_steps,
             eta0: p.eta0,
             lambda: p.lambda,
-            rho: p.rho,
+            rho_scale: p.rho_scale,
             tol: p.tol,
             max_rounds: p.max_rounds,
             inner_sweeps: p.inner_sweeps,
@@ -193,7 +192,7 @@ fn client<'a>(p: Settings, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client 
     let (n, cols) = m_i.dim();
     let p_cols = setup.start.get("u")?.ncols();
     let m: usize = setup.sizes.iter().sum();
-    let rho = p.rho.unwrap_or(1.0 / (n.min(m) as f64).sqrt());
+    let rho = p.rho_scale / (n.min(m) as f64).sqrt();
     Ok(Box::new(DcfClient {
         m_i,
         // V_i = 0, S_i = 0 as the authors' setup(): V is solved from U first, so only S's start

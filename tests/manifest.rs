@@ -928,3 +928,119 @@ fn paper_result_points_are_checked() {
     let e = manifest::load(&w.path, "paper").unwrap();
     assert_eq!(e.paper_results[0].point.as_deref(), Some("n=30"));
 }
+
+// ---------------------------------------------------------------- families and methods
+
+#[test]
+fn misspelt_or_foreign_method_names_are_rejected_where_they_are_written() {
+    let w = edit("name = \"ssi\"", "name = \"sssi\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "sssi"),
+        "methods[0].name",
+        &["unknown method `sssi`", "ssi, faps"],
+    );
+    let w = edit("name = \"ssi\"", "name = \"SSI\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "name = \"SSI\""),
+        "methods[0].name",
+        &["did you mean `ssi`"],
+    );
+    // A robust method in a subspace manifest.
+    let w = edit("name = \"ssi\"", "name = \"dcfpca\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "dcfpca"),
+        "methods[0].name",
+        &["solves `robust` problems", "`subspace`"],
+    );
+    // Parameters are checked at load, with their key.
+    let w = edit("inner_steps = [3, 5]", "inner_steps = [3, 0]");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "inner_steps"),
+        "methods[1].params.inner_steps",
+        &[">= 1"],
+    );
+}
+
+#[test]
+fn paper_numbers_and_plots_name_the_family_metrics() {
+    let w = edit("sv_err = 1.09e-7", "sv_er = 1.09e-7");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "sv_er ="),
+        "paper_results[0].sv_er",
+        &["not a metric of the `subspace` family", "`sv_err`"],
+    );
+    let w = edit("y = \"kkt\"", "y = \"err\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "\"err\""),
+        "plots[0].y",
+        &["not a metric"],
+    );
+}
+
+/// A robust manifest: the generator's keys are checked, the rank bound defaults to the rank,
+/// and a zipped sweep pairs its lists.
+#[test]
+fn robust_manifests_are_checked_and_zip_sweeps_pair_their_lists() {
+    let robust = GOOD
+        .replace(
+            "generator = \"svd\"\nspectrum = \"geometric\"\nn = 20\nm = 640\nxi = 1.01",
+            "generator = \"robust\"\nn = 20\nm = 640\nrank = 2\nsparsity = 0.05",
+        )
+        .replace("[problem]\np = 4", "[problem]\nkind = \"robust\"")
+        .replace(
+            "name = \"ssi\"\nlabel = \"SSI\"",
+            "name = \"dcfpca\"\nlabel = \"SSI\"",
+        )
+        .replace(
+            "name = \"faps\"\nparams = { inner = \"fixed\", inner_steps = [3, 5] }",
+            "name = \"apgm\"",
+        )
+        .replace("y = \"kkt\"", "y = \"err\"")
+        .replace("sv_err = 1.09e-7", "err = 1e-6");
+    let w = write(&robust);
+    let e = manifest::load(&w.path, "paper").unwrap();
+    assert_eq!(e.points[0].problem.p, 2, "p defaults to the rank");
+
+    let w = write(&robust.replace("rank = 2\n", ""));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "[data]"),
+        "data.rank",
+        &["missing", "rank"],
+    );
+    let w = write(&robust.replace("kind = \"robust\"", "kind = \"robust\"\np = 1"));
+    let e = load_err(&w, "paper");
+    assert!(e.to_string().contains("rank bound"), "{e}");
+    let w = write(&robust.replace("sparsity = 0.05", "sparsity = 1.5"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "sparsity"),
+        "data.sparsity",
+        &["[0, 1)"],
+    );
+
+    let zipped = robust.replace(
+        "[stop]",
+        "[sweep]\n\"data.rank\" = [1, 2, 3]\n\"data.sparsity\" = [0.05, 0.1, 0.2]\n\n[stop]",
+    );
+    let w = write(&zipped.replace("seed = 7", "seed = 7\nzip_sweep = true"));
+    let e = manifest::load(&w.path, "paper").unwrap();
+    assert_eq!(e.points.len(), 3, "zipped, not crossed");
+    assert_eq!(e.points[2].data.rank, Some(3));
+    assert_eq!(e.points[2].data.sparsity, Some(0.2));
+    let w = write(&zipped);
+    assert_eq!(manifest::load(&w.path, "paper").unwrap().points.len(), 9);
+    let w = write(
+        &zipped
+            .replace("seed = 7", "seed = 7\nzip_sweep = true")
+            .replace("[0.05, 0.1, 0.2]", "[0.05, 0.1]"),
+    );
+    let e = load_err(&w, "paper");
+    assert!(e.to_string().contains("one length"), "{e}");
+}

@@ -7,8 +7,8 @@
 //! per round, the stopping value (8 bytes) in reply.
 
 use super::ialm::{
-    empty_factors, next_rank_hint, reveal_factored, spectral_norm, whole_matrix, ResidualServer,
-    FIRST_RANK_HINT,
+    check_lambda_mu0, empty_factors, next_rank_hint, reveal_factored, spectral_norm, whole_matrix,
+    ResidualServer, FIRST_RANK_HINT,
 };
 use super::{ClientSetup, Method, Server, ServerSetup};
 use crate::fed::{Client, Message};
@@ -59,17 +59,7 @@ impl super::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));
-        if let Some(l) = self.lambda {
-            if !(l > 0.0 && l.is_finite()) {
-                return bad(
-                    "lambda",
-                    "must be a finite number > 0 (omit it for 1/√max(n, m))",
-                );
-            }
-        }
-        if !(self.mu0_factor > 0.0 && self.mu0_factor.is_finite()) {
-            return bad("mu0_factor", "must be a finite number > 0");
-        }
+        check_lambda_mu0(self.lambda, self.mu0_factor)?;
         if !(self.mu_bar_factor > 0.0) {
             return bad("mu_bar_factor", "must be > 0");
         }

@@ -57,17 +57,7 @@ impl super::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));
-        if let Some(l) = self.lambda {
-            if !(l > 0.0 && l.is_finite()) {
-                return bad(
-                    "lambda",
-                    "must be a finite number > 0 (omit it for 1/√max(n, m))",
-                );
-            }
-        }
-        if !(self.mu0_factor > 0.0 && self.mu0_factor.is_finite()) {
-            return bad("mu0_factor", "must be a finite number > 0");
-        }
+        check_lambda_mu0(self.lambda, self.mu0_factor)?;
         if !(self.rho >= 1.0 && self.rho.is_finite()) {
             return bad("rho", "must be a finite number >= 1");
         }
@@ -159,6 +149,25 @@ pub(super) const FIRST_RANK_HINT: usize = 10;
 
 /// The .m file's rank prediction for the next SVT from this one's rank `svp`: svp + 1 if the
 /// rank fell below the hint, else svp + round(0.05·cols), at most cols.
+/// The checks APGM and IALM share: λ (None = 1/√max(n, m)) and the factor of μ₀.
+// `!(x > 0.0)` on purpose: it rejects NaN too.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+pub(super) fn check_lambda_mu0(
+    lambda: Option<f64>,
+    mu0_factor: f64,
+) -> std::result::Result<(), (&'static str, String)> {
+    if lambda.is_some_and(|l| !(l > 0.0 && l.is_finite())) {
+        return Err((
+            "lambda",
+            "must be a finite number > 0 (omit it for 1/√max(n, m))".into(),
+        ));
+    }
+    if !(mu0_factor > 0.0 && mu0_factor.is_finite()) {
+        return Err(("mu0_factor", "must be a finite number > 0".into()));
+    }
+    Ok(())
+}
+
 pub(super) fn next_rank_hint(svp: usize, hint: usize, cols: usize) -> usize {
     if svp < hint {
         (svp + 1).min(cols)

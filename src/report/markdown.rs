@@ -22,6 +22,16 @@ fn ratio(ours: f64, paper: Option<f64>) -> String {
     }
 }
 
+/// " paper | ours | ratio |" cells of a table row.
+fn beside(ours: f64, theirs: Option<f64>) -> String {
+    format!(
+        " {} | {} | {} |",
+        sci(theirs),
+        sci(Some(ours)),
+        ratio(ours, theirs)
+    )
+}
+
 fn setting(p: &Point) -> String {
     let d = &p.data;
     let source = match (&d.dataset, d.spectrum) {
@@ -160,8 +170,11 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     if !central.is_empty() {
         let _ = writeln!(
             s,
-            "\n{} centralised: one machine holds all the data, so their rounds are iterations and \
-             send nothing.",
+            "\n{} centralised: one machine holds all the data, so their rounds are iterations, and \
+             the bytes counted for them are the exchange between the driver and that one machine, \
+             not communication between parties. Times are the method's compute on this machine: \
+             clients share its cores, so a federated method's time is its clients' total work \
+             divided by the cores, not the slowest client's time as on separate machines.",
             if central.len() == 1 {
                 format!("{} is", central[0])
             } else {
@@ -238,13 +251,9 @@ fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) 
         ratio(r.rounds as f64, paper_rounds.map(|v| v as f64)),
     );
     for m in metrics {
-        let ours = l.metric(m.name).unwrap_or(f64::NAN);
-        let theirs = p.and_then(|p| p.metric(m.name));
-        line += &format!(
-            " {} | {} | {} |",
-            sci(theirs),
-            sci(Some(ours)),
-            ratio(ours, theirs)
+        line += &beside(
+            l.metric(m.name).unwrap_or(f64::NAN),
+            p.and_then(|p| p.metric(m.name)),
         );
     }
     line += &format!(
@@ -336,13 +345,7 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
                 runs.iter()
                     .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
             );
-            let theirs = p.and_then(|p| p.metric(m.name));
-            line += &format!(
-                " {} | {} | {} |",
-                sci(theirs),
-                sci(Some(ours)),
-                ratio(ours, theirs)
-            );
+            line += &beside(ours, p.and_then(|p| p.metric(m.name)));
         }
         let _ = writeln!(s, "{line}");
     }

@@ -419,7 +419,7 @@ fn attack(target: &Path, profile: &str, target_err: f64, opts: &Options) -> Resu
 fn data(action: DataAction, dir: &Path) -> Result<()> {
     use dpca_bench::data::{datasets, fetch};
     match action {
-        DataAction::List => print!("{}", datasets::list_text(dir)),
+        DataAction::List => print!("{}", fetch::list_text(dir)),
         DataAction::Fetch { name } => {
             let ds = datasets::find(&name)?;
             fetch::fetch(dir, ds, &|line| eprintln!("{line}"))?;

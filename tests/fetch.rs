@@ -3,6 +3,7 @@
 
 use dpca_bench::data::datasets::{self, Dataset, Format, Remote, Source, Stored, Via};
 use dpca_bench::data::fetch::{self, State};
+use dpca_bench::data::prepare;
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -300,12 +301,12 @@ fn absent_dataset_is_a_message_naming_the_fetch_command() {
     );
     let e = format!(
         "{:#}",
-        datasets::load_dense(root.path(), "mnist", datasets::Split::Train).unwrap_err()
+        prepare::load_dense(root.path(), "mnist", prepare::Split::Train).unwrap_err()
     );
     assert!(e.contains("dpca data fetch mnist"), "{e}");
     let e = format!("{:#}", datasets::find("nope").unwrap_err());
     assert!(e.contains("unknown dataset") && e.contains("mnist"), "{e}");
-    let list = datasets::list_text(root.path());
+    let list = fetch::list_text(root.path());
     for d in datasets::all() {
         assert!(
             list.contains(&format!("`dpca data fetch {}`", d.name)),
@@ -348,7 +349,7 @@ fn unpublished_checksums_are_recorded_then_enforced() {
         fetch::status(root.path(), ds),
         State::Verified { source: 0 }
     );
-    let all = datasets::load_sparse(root.path(), "a9a", datasets::Split::All).unwrap();
+    let all = prepare::load_sparse(root.path(), "a9a", prepare::Split::All).unwrap();
     assert_eq!(all.x.n_features(), 123);
     assert_eq!(all.labels, vec![1, 0, 0]);
     assert_eq!(all.x.indptr(), &[0, 2, 3, 4]);
@@ -364,7 +365,7 @@ fn unpublished_checksums_are_recorded_then_enforced() {
         e.contains("a9a.t") && e.contains("expected") && e.contains("recorded at fetch"),
         "{e}"
     );
-    assert!(datasets::load_sparse(root.path(), "a9a", datasets::Split::Train).is_err());
+    assert!(prepare::load_sparse(root.path(), "a9a", prepare::Split::Train).is_err());
 }
 
 #[test]

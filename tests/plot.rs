@@ -31,7 +31,6 @@ fn convergence_plot() -> LinePlot {
         x_label: "communication rounds".into(),
         y_label: "subspace distance ‖sin Θ‖_F".into(),
         log_y: true,
-        log_x: false,
         series: vec![
             Series {
                 label: "FAPS".into(),
@@ -210,7 +209,6 @@ fn empty_nan_and_single_point_inputs_render() {
             "single_point_linear",
             LinePlot {
                 log_y: false,
-                log_x: true,
                 series: vec![Series {
                     label: "one".into(),
                     points: vec![(1e3, 0.5)],

@@ -1,14 +1,14 @@
 //! The registry of real datasets: where each comes from (sources tried in order), the files
-//! stored under `datasets/raw/<name>/` with their SHA-256, and how to load them.
+//! stored under `datasets/raw/<name>/` with their SHA-256, and their format. It only describes
+//! the datasets: fetching and verifying them is [`crate::data::fetch`], loading them
+//! [`crate::data::prepare`].
 //!
 //! Stored files hold the datasets' CONTENT (IDX files decompressed, CIFAR batches out of their
 //! archive), so every source of a dataset stores the same bytes and one checksum covers them
 //! all. Where no checksum is published (LIBSVM files, members of the CIFAR archives) the
 //! SHA-256 is recorded at fetch time in `SHA256SUMS` and checked from then on.
 
-use crate::data::fetch;
-use crate::data::loaders::{cifar, csv, idx, libsvm, Csr, Labeled, LabeledSparse};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::path::Path;
 
 /// One dataset of the registry.
@@ -140,107 +140,6 @@ pub fn find(name: &str) -> Result<&'static Dataset> {
         let names: Vec<_> = DATASETS.iter().map(|d| d.name).collect();
         anyhow::anyhow!("unknown dataset `{name}`; known: {}", names.join(", "))
     })
-}
-
-/// Which part of a dataset to load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Split {
-    Train,
-    Test,
-    /// Train then test samples.
-    All,
-}
-
-/// Load a dense dataset (IDX, CIFAR, WDBC) after checking every file's SHA-256. WDBC has no
-/// test split: Train and All give its 569 samples.
-pub fn load_dense(root: &Path, name: &str, split: Split) -> Result<Labeled> {
-    let ds = find(name)?;
-    let files = fetch::verified_files(root, ds)?;
-    let path = |n: &str| files.dir.join(n);
-    let train_test =
-        |train: &dyn Fn() -> Result<Labeled>, test: &dyn Fn() -> Result<Labeled>| match split {
-            Split::Train => train(),
-            Split::Test => test(),
-            Split::All => Labeled::concat(vec![train()?, test()?]),
-        };
-    match ds.format {
-        Format::Idx => train_test(
-            &|| {
-                idx::read_pair(
-                    &path("train-images-idx3-ubyte"),
-                    &path("train-labels-idx1-ubyte"),
-                )
-            },
-            &|| {
-                idx::read_pair(
-                    &path("t10k-images-idx3-ubyte"),
-                    &path("t10k-labels-idx1-ubyte"),
-                )
-            },
-        ),
-        Format::Cifar10 => train_test(
-            &|| {
-                let batches: Vec<_> = (1..=5)
-                    .map(|i| path(&format!("data_batch_{i}.bin")))
-                    .collect();
-                let refs: Vec<&Path> = batches.iter().map(|p| p.as_path()).collect();
-                cifar::read_cifar10_batches(&refs)
-            },
-            &|| cifar::read_cifar10(&path("test_batch.bin")),
-        ),
-        Format::Cifar100 => train_test(
-            &|| cifar::read_cifar100(&path("train.bin"), cifar::Cifar100Label::Fine),
-            &|| cifar::read_cifar100(&path("test.bin"), cifar::Cifar100Label::Fine),
-        ),
-        Format::Wdbc => {
-            if split == Split::Test {
-                bail!("wdbc has no test split: load Train or All");
-            }
-            let file = files.names[0];
-            let opts = if file == "wdbc.data" {
-                // UCI: ID, diagnosis (M/B), 30 features; no header.
-                csv::CsvOptions {
-                    header: csv::Header::Absent,
-                    label: csv::LabelColumn::Index(1),
-                    skip: vec![0],
-                    label_names: vec![("M".into(), 0), ("B".into(), 1)],
-                    ..Default::default()
-                }
-            } else {
-                // scikit-learn: a "569,30,malignant,benign" header, 30 features, target 0/1.
-                csv::CsvOptions {
-                    header: csv::Header::Present,
-                    label: csv::LabelColumn::Last,
-                    ..Default::default()
-                }
-            };
-            csv::read_csv(&path(file), &opts)
-        }
-        Format::Libsvm { .. } => bail!("{name} is sparse: load it with load_sparse"),
-    }
-}
-
-/// Load a sparse (LIBSVM) dataset after checking every file's SHA-256.
-pub fn load_sparse(root: &Path, name: &str, split: Split) -> Result<LabeledSparse> {
-    let ds = find(name)?;
-    let Format::Libsvm { n_features } = ds.format else {
-        bail!("{name} is dense: load it with load_dense");
-    };
-    let files = fetch::verified_files(root, ds)?;
-    let read = |k: usize| libsvm::read_libsvm(&files.dir.join(files.names[k]), Some(n_features));
-    match split {
-        Split::Train => read(0),
-        Split::Test => read(1),
-        Split::All => {
-            let (a, b) = (read(0)?, read(1)?);
-            let mut labels = a.labels;
-            labels.extend(b.labels);
-            Ok(LabeledSparse {
-                x: Csr::stack(a.x, b.x)?,
-                labels,
-            })
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -570,60 +469,3 @@ static DATASETS: &[Dataset] = &[
         }],
     },
 ];
-
-/// The text of `dpca data list`: every dataset with its sources, size, folder and state.
-pub fn list_text(root: &Path) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    for ds in DATASETS {
-        let dir = ds.dir(root);
-        let state = match fetch::status(root, ds) {
-            fetch::State::Absent => {
-                format!("absent; fetch it with `dpca data fetch {}`", ds.name)
-            }
-            fetch::State::Incomplete(missing) => format!(
-                "incomplete (missing {}); fetch it with `dpca data fetch {}`",
-                missing.join(", "),
-                ds.name
-            ),
-            fetch::State::Verified { source } => format!(
-                "present, verified ({})",
-                stored_summary(&dir, &ds.sources[source])
-            ),
-            fetch::State::Unverified { source } => format!(
-                "present ({}), NOT verified: run `dpca data verify {}`",
-                stored_summary(&dir, &ds.sources[source]),
-                ds.name
-            ),
-        };
-        let _ = writeln!(out, "{} — {}", ds.name, ds.title);
-        let _ = writeln!(out, "  shape:    {}", ds.shape);
-        let _ = writeln!(out, "  download: {}", ds.download);
-        let _ = writeln!(out, "  folder:   {}/", dir.display());
-        let _ = writeln!(out, "  status:   {state}");
-        for (k, s) in ds.sources.iter().enumerate() {
-            let head = if k == 0 { "  sources:" } else { "          " };
-            let _ = writeln!(out, "{head}  {}. {}", k + 1, s.via.describe());
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// "4 files, 54.9 MB: a, b, …" for the status line.
-fn stored_summary(dir: &Path, src: &Source) -> String {
-    let bytes: u64 = src
-        .files
-        .iter()
-        .filter_map(|f| std::fs::metadata(dir.join(f.name)).ok())
-        .map(|m| m.len())
-        .sum();
-    let names: Vec<_> = src.files.iter().map(|f| f.name).collect();
-    format!(
-        "{} file{}, {:.1} MB: {}",
-        names.len(),
-        if names.len() == 1 { "" } else { "s" },
-        bytes as f64 / 1e6,
-        names.join(", ")
-    )
-}

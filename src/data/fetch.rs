@@ -14,7 +14,7 @@ pub use http::{download, part_path};
 pub use tools::{sdist_url, Sdist};
 pub use unpack::{hash_file, is_member, sha256_file};
 
-use crate::data::datasets::{Dataset, Source, Stored, Via};
+use crate::data::datasets::{self, Dataset, Source, Stored, Via};
 use crate::util::atomic_write;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -419,4 +419,61 @@ fn write_sums(dir: &Path, hashes: &BTreeMap<String, String>) -> Result<()> {
     sums.extend(hashes.iter().map(|(k, v)| (k.clone(), v.clone())));
     let text: String = sums.iter().map(|(n, h)| format!("{h}  {n}\n")).collect();
     atomic_write(&dir.join(SUMS), text.as_bytes())
+}
+
+/// The text of `dpca data list`: every dataset with its sources, size, folder and state.
+pub fn list_text(root: &Path) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for ds in datasets::all() {
+        let dir = ds.dir(root);
+        let state = match status(root, ds) {
+            State::Absent => {
+                format!("absent; fetch it with `dpca data fetch {}`", ds.name)
+            }
+            State::Incomplete(missing) => format!(
+                "incomplete (missing {}); fetch it with `dpca data fetch {}`",
+                missing.join(", "),
+                ds.name
+            ),
+            State::Verified { source } => format!(
+                "present, verified ({})",
+                stored_summary(&dir, &ds.sources[source])
+            ),
+            State::Unverified { source } => format!(
+                "present ({}), NOT verified: run `dpca data verify {}`",
+                stored_summary(&dir, &ds.sources[source]),
+                ds.name
+            ),
+        };
+        let _ = writeln!(out, "{} — {}", ds.name, ds.title);
+        let _ = writeln!(out, "  shape:    {}", ds.shape);
+        let _ = writeln!(out, "  download: {}", ds.download);
+        let _ = writeln!(out, "  folder:   {}/", dir.display());
+        let _ = writeln!(out, "  status:   {state}");
+        for (k, s) in ds.sources.iter().enumerate() {
+            let head = if k == 0 { "  sources:" } else { "          " };
+            let _ = writeln!(out, "{head}  {}. {}", k + 1, s.via.describe());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// "4 files, 54.9 MB: a, b, …" for the status line.
+fn stored_summary(dir: &Path, src: &Source) -> String {
+    let bytes: u64 = src
+        .files
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.join(f.name)).ok())
+        .map(|m| m.len())
+        .sum();
+    let names: Vec<_> = src.files.iter().map(|f| f.name).collect();
+    format!(
+        "{} file{}, {:.1} MB: {}",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        bytes as f64 / 1e6,
+        names.join(", ")
+    )
 }

@@ -1,8 +1,11 @@
-//! A real dataset as the n×m matrix a manifest asks for: verified load, the first m samples of
-//! the split, then the preprocessing steps in order.
+//! Loading the real datasets of [`crate::data::datasets`]: [`load_dense`] and [`load_sparse`]
+//! read a split after checking every file's SHA-256, and [`dataset_matrix`] makes the n×m matrix
+//! a manifest asks for: verified load, the first m samples of the split, then the preprocessing
+//! steps in order.
 
-use super::datasets::{self, Split};
+use super::datasets::{self, Format};
 use super::fetch;
+use super::loaders::{cifar, csv, idx, libsvm, Csr, Labeled, LabeledSparse};
 use super::matrix::DataMatrix;
 use crate::manifest::{DataSpec, DataSplit, Preprocess};
 use crate::problem::subspace::top_eigenvalue;
@@ -23,6 +26,107 @@ impl std::fmt::Display for DatasetAbsent {
 
 impl std::error::Error for DatasetAbsent {}
 
+/// Which part of a dataset to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    Train,
+    Test,
+    /// Train then test samples.
+    All,
+}
+
+/// Load a dense dataset (IDX, CIFAR, WDBC) after checking every file's SHA-256. WDBC has no
+/// test split: Train and All give its 569 samples.
+pub fn load_dense(root: &Path, name: &str, split: Split) -> Result<Labeled> {
+    let ds = datasets::find(name)?;
+    let files = fetch::verified_files(root, ds)?;
+    let path = |n: &str| files.dir.join(n);
+    let train_test =
+        |train: &dyn Fn() -> Result<Labeled>, test: &dyn Fn() -> Result<Labeled>| match split {
+            Split::Train => train(),
+            Split::Test => test(),
+            Split::All => Labeled::concat(vec![train()?, test()?]),
+        };
+    match ds.format {
+        Format::Idx => train_test(
+            &|| {
+                idx::read_pair(
+                    &path("train-images-idx3-ubyte"),
+                    &path("train-labels-idx1-ubyte"),
+                )
+            },
+            &|| {
+                idx::read_pair(
+                    &path("t10k-images-idx3-ubyte"),
+                    &path("t10k-labels-idx1-ubyte"),
+                )
+            },
+        ),
+        Format::Cifar10 => train_test(
+            &|| {
+                let batches: Vec<_> = (1..=5)
+                    .map(|i| path(&format!("data_batch_{i}.bin")))
+                    .collect();
+                let refs: Vec<&Path> = batches.iter().map(|p| p.as_path()).collect();
+                cifar::read_cifar10_batches(&refs)
+            },
+            &|| cifar::read_cifar10(&path("test_batch.bin")),
+        ),
+        Format::Cifar100 => train_test(
+            &|| cifar::read_cifar100(&path("train.bin"), cifar::Cifar100Label::Fine),
+            &|| cifar::read_cifar100(&path("test.bin"), cifar::Cifar100Label::Fine),
+        ),
+        Format::Wdbc => {
+            if split == Split::Test {
+                bail!("wdbc has no test split: load Train or All");
+            }
+            let file = files.names[0];
+            let opts = if file == "wdbc.data" {
+                // UCI: ID, diagnosis (M/B), 30 features; no header.
+                csv::CsvOptions {
+                    header: csv::Header::Absent,
+                    label: csv::LabelColumn::Index(1),
+                    skip: vec![0],
+                    label_names: vec![("M".into(), 0), ("B".into(), 1)],
+                    ..Default::default()
+                }
+            } else {
+                // scikit-learn: a "569,30,malignant,benign" header, 30 features, target 0/1.
+                csv::CsvOptions {
+                    header: csv::Header::Present,
+                    label: csv::LabelColumn::Last,
+                    ..Default::default()
+                }
+            };
+            csv::read_csv(&path(file), &opts)
+        }
+        Format::Libsvm { .. } => bail!("{name} is sparse: load it with load_sparse"),
+    }
+}
+
+/// Load a sparse (LIBSVM) dataset after checking every file's SHA-256.
+pub fn load_sparse(root: &Path, name: &str, split: Split) -> Result<LabeledSparse> {
+    let ds = datasets::find(name)?;
+    let Format::Libsvm { n_features } = ds.format else {
+        bail!("{name} is dense: load it with load_dense");
+    };
+    let files = fetch::verified_files(root, ds)?;
+    let read = |k: usize| libsvm::read_libsvm(&files.dir.join(files.names[k]), Some(n_features));
+    match split {
+        Split::Train => read(0),
+        Split::Test => read(1),
+        Split::All => {
+            let (a, b) = (read(0)?, read(1)?);
+            let mut labels = a.labels;
+            labels.extend(b.labels);
+            Ok(LabeledSparse {
+                x: Csr::stack(a.x, b.x)?,
+                labels,
+            })
+        }
+    }
+}
+
 /// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess; with their labels.
 /// LIBSVM datasets stay sparse.
 pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u32>)> {
@@ -42,11 +146,11 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u
         DataSplit::Test => Split::Test,
         DataSplit::All => Split::All,
     };
-    let (x, labels) = if matches!(ds.format, datasets::Format::Libsvm { .. }) {
-        let data = datasets::load_sparse(root, name, split)?;
+    let (x, labels) = if matches!(ds.format, Format::Libsvm { .. }) {
+        let data = load_sparse(root, name, split)?;
         (DataMatrix::Sparse(data.x), data.labels)
     } else {
-        let data = datasets::load_dense(root, name, split)?;
+        let data = load_dense(root, name, split)?;
         (DataMatrix::Dense(data.x), data.labels)
     };
     if x.n() != spec.n {

@@ -119,7 +119,6 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
             y_label(exp, &spec.y).into()
         },
         log_y: spec.log_y,
-        log_x: false,
         series,
         markers,
     }
@@ -201,7 +200,6 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
         x_label: axis,
         y_label: format!("rounds until ≤ {target:e}"),
         log_y: spec.log_y,
-        log_x: false,
         series,
         markers: Vec::new(),
     }
@@ -402,7 +400,6 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
         x_label: "index i".into(),
         y_label: "singular value σ_i".into(),
         log_y: spec.log_y,
-        log_x: false,
         series,
         markers: Vec::new(),
     }

@@ -52,7 +52,6 @@ pub struct LinePlot {
     pub x_label: String,
     pub y_label: String,
     pub log_y: bool,
-    pub log_x: bool,
     pub series: Vec<Series>,
     pub markers: Vec<Marker>,
 }
@@ -1135,7 +1134,7 @@ fn series_for_marker(marker: &str, series: &[Series]) -> Option<usize> {
 fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Result<()> {
     let layout = draw_title(cv, &plot.title)?;
     // A point counts for the range only if both coordinates are usable.
-    let usable = |x: f64, y: f64| ticks::usable(x, plot.log_x) && ticks::usable(y, plot.log_y);
+    let usable = |x: f64, y: f64| ticks::usable(x, false) && ticks::usable(y, plot.log_y);
     let pairs: Vec<Pt> = plot
         .series
         .iter()
@@ -1143,12 +1142,12 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
         .chain(plot.markers.iter().map(|m| (m.x, m.y)))
         .filter(|&(x, y)| usable(x, y))
         .collect();
-    let x_bounds = ticks::data_bounds(pairs.iter().map(|p| p.0), plot.log_x);
+    let x_bounds = ticks::data_bounds(pairs.iter().map(|p| p.0), false);
     let y_bounds = ticks::data_bounds(pairs.iter().map(|p| p.1), plot.log_y);
 
     // Axes sized for the nominal plot area, then the frame fitted around their labels.
     let (nominal_w, nominal_h) = (WIDTH as f64 - 170.0, HEIGHT as f64 - layout.top - 90.0);
-    let x_axis = Axis::new(x_bounds, plot.log_x, (nominal_w / 105.0) as usize, false);
+    let x_axis = Axis::new(x_bounds, false, (nominal_w / 105.0) as usize, false);
     let y_axis = Axis::new(y_bounds, plot.log_y, (nominal_h / 38.0) as usize, false);
     let x_labels: Vec<String> = x_axis.major.iter().map(|(_, s)| s.clone()).collect();
     let frame = place_frame(cv, &layout, x_axis, y_axis, &x_labels, 0.0, [LINE_INSET; 4]);

@@ -947,6 +947,14 @@ fn misspelt_or_foreign_method_names_are_rejected_where_they_are_written() {
         "methods[0].name",
         &["did you mean `ssi`"],
     );
+    // Misspelt where the paper's numbers refer to it: the name is what is reported.
+    let w = edit("name = \"ssi\"\nlabel = \"SSI\"", "name = \"sssi\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "sssi"),
+        "methods[0].name",
+        &["unknown method `sssi`"],
+    );
     // A robust method in a subspace manifest.
     let w = edit("name = \"ssi\"", "name = \"dcfpca\"");
     expect(

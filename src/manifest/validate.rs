@@ -78,6 +78,11 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
                 "empty method name: expected a registered method such as \"ssi\"",
             ));
         }
+        // Before anything refers to the method by name (paper_results), so a misspelt name is
+        // reported where it is misspelt.
+        if registry::lookup(&m.name).is_none() && !registry::is_planned(&m.name) {
+            return Err(loc.error(&format!("methods[{i}].name"), registry::unknown(&m.name)));
+        }
         for (k, v) in &m.params {
             if v.as_array().is_some_and(|a| a.is_empty()) {
                 return Err(loc.error(
@@ -446,9 +451,7 @@ pub(crate) fn check_family(
     for m in methods.iter_mut() {
         let at = |k: &str| format!("methods[{}].{k}", m.index);
         let Some(entry) = registry::lookup(&m.name) else {
-            if !registry::is_planned(&m.name) {
-                return Err(loc.error(&at("name"), registry::unknown(&m.name)));
-            }
+            // Planned (unknown names were rejected by check_manifest).
             if let Some(k) = m.params.keys().next() {
                 return Err(loc.error(
                     &at(&format!("params.{k}")),

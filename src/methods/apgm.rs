@@ -7,7 +7,7 @@
 //! per round, the stopping value (8 bytes) in reply.
 
 use super::ialm::{
-    check_lambda_mu0, empty_factors, next_rank_hint, reveal_factored, spectral_norm, whole_matrix,
+    check_common, empty_factors, next_rank_hint, reveal_factored, spectral_norm, whole_matrix,
     ResidualServer, FIRST_RANK_HINT,
 };
 use super::{ClientSetup, Method, Server, ServerSetup};
@@ -59,7 +59,7 @@ impl super::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));
-        check_lambda_mu0(self.lambda, self.mu0_factor)?;
+        check_common(self.lambda, self.mu0_factor, self.tol, self.max_iters)?;
         if !(self.mu_bar_factor > 0.0) {
             return bad("mu_bar_factor", "must be > 0");
         }
@@ -71,12 +71,6 @@ impl super::Params for Params {
                 "lipschitz",
                 "must be a finite number > 0 (2 is the true constant)",
             );
-        }
-        if !(self.tol >= 0.0) {
-            return bad("tol", "must be >= 0");
-        }
-        if self.max_iters == 0 {
-            return bad("max_iters", "must be >= 1");
         }
         Ok(())
     }

@@ -57,18 +57,12 @@ impl super::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));
-        check_lambda_mu0(self.lambda, self.mu0_factor)?;
+        check_common(self.lambda, self.mu0_factor, self.tol, self.max_iters)?;
         if !(self.rho >= 1.0 && self.rho.is_finite()) {
             return bad("rho", "must be a finite number >= 1");
         }
         if !(self.mu_bar_factor >= 1.0) {
             return bad("mu_bar_factor", "must be >= 1");
-        }
-        if !(self.tol >= 0.0) {
-            return bad("tol", "must be >= 0");
-        }
-        if self.max_iters == 0 {
-            return bad("max_iters", "must be >= 1");
         }
         Ok(())
     }
@@ -149,12 +143,15 @@ pub(super) const FIRST_RANK_HINT: usize = 10;
 
 /// The .m file's rank prediction for the next SVT from this one's rank `svp`: svp + 1 if the
 /// rank fell below the hint, else svp + round(0.05·cols), at most cols.
-/// The checks APGM and IALM share: λ (None = 1/√max(n, m)) and the factor of μ₀.
+/// The checks APGM and IALM share: λ (None = 1/√max(n, m)), the factor of μ₀, the tolerance
+/// and the iteration cap.
 // `!(x > 0.0)` on purpose: it rejects NaN too.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-pub(super) fn check_lambda_mu0(
+pub(super) fn check_common(
     lambda: Option<f64>,
     mu0_factor: f64,
+    tol: f64,
+    max_iters: u32,
 ) -> std::result::Result<(), (&'static str, String)> {
     if lambda.is_some_and(|l| !(l > 0.0 && l.is_finite())) {
         return Err((
@@ -164,6 +161,12 @@ pub(super) fn check_lambda_mu0(
     }
     if !(mu0_factor > 0.0 && mu0_factor.is_finite()) {
         return Err(("mu0_factor", "must be a finite number > 0".into()));
+    }
+    if !(tol >= 0.0) {
+        return Err(("tol", "must be >= 0".into()));
+    }
+    if max_iters == 0 {
+        return Err(("max_iters", "must be >= 1".into()));
     }
     Ok(())
 }

@@ -1,27 +1,43 @@
-//! Time per SSI round and per FAPS round at FAPS Table 1's size (n = 2000, m = 128000, p = 20,
-//! d = 128), with the achieved GFLOP/s of each round's products, beside this machine's dgemm
-//! peak on all cores (independent single-threaded square dgemms, one per core — the same way
-//! client work runs). Criterion's "thrpt" column reads as GFLOP/s (elements = flops).
+//! Time per round of SSI, LocalPower and FAPS at FAPS Table 1's size (n = 2000, m = 128000,
+//! p = 20, d = 128), with the achieved GFLOP/s of each round's products, beside this machine's
+//! dgemm peak measured in the same run: one square single-threaded dgemm alone (1 core), and one
+//! per core in parallel (all cores — the way client work runs). Criterion's "thrpt" column reads
+//! as GFLOP/s (elements = flops); a summary table with GFLOP/s and % of peak closes the run.
+//!
+//! LocalPower runs with q = 2 local steps in every round (`q0 = 2, decay = false`): its default
+//! schedule (q = 8, 4, 2, 1, 1, …) would make the measured rounds depend on how many criterion
+//! runs, and at q = 1 it is exactly SSI. Each round is built the way the runner builds it
+//! ([`Running::named`]) and advances the method: the samples are consecutive rounds.
 //!
 //! The 2 GB matrix is the one `dpca run experiments/faps/table1.toml` builds, from the same
-//! verified cache (datasets/cache); the first bench generates it if needed (~1-2 min).
-//! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look.
+//! verified cache (datasets/cache); the first run generates it and its reference (~2 min).
+//! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look. Rounds take seconds, so each
+//! bench runs 10 samples of one round after one warm-up round: criterion's "Unable to complete
+//! 10 samples" warning is expected.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
+};
 use dpca_bench::data::{cache::MatrixCache, uniform_matrix};
 use dpca_bench::linalg::force_single_threaded_blas;
 use dpca_bench::manifest;
-use dpca_bench::methods::{faps, ssi::Ssi, Method, Setup};
-use dpca_bench::run::{Instance, Progress};
+use dpca_bench::methods::registry::Running;
+use dpca_bench::problem::{self, Instance};
+use dpca_bench::run::Progress;
 use dpca_bench::seed;
 use ndarray::Array2;
 use rayon::prelude::*;
+use std::hint::black_box;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Criterion samples per bench (its minimum).
+const SAMPLES: usize = 10;
 
 /// Table 1's instance exactly as `dpca run` builds it (same cache entry, same seed), or its
 /// quick profile with DPCA_BENCH_SMALL=1.
-fn instance() -> Instance {
+fn instance() -> (Box<dyn Instance>, usize) {
     let profile = if std::env::var_os("DPCA_BENCH_SMALL").is_some() {
         "quick"
     } else {
@@ -29,54 +45,84 @@ fn instance() -> Instance {
     };
     let exp = manifest::load(Path::new("experiments/faps/table1.toml"), profile)
         .expect("table1 manifest");
-    let cache = MatrixCache::new("datasets/cache");
-    Instance::build(
-        &exp.points[0],
+    let point = &exp.points[0];
+    let inst = problem::build(
+        point,
         exp.seed,
-        &cache,
+        &MatrixCache::new("datasets/cache"),
         Path::new("datasets/raw"),
         &Progress::new(),
     )
-    .expect("table1 instance")
+    .expect("table1 instance");
+    (inst, point.problem.p)
 }
 
-fn setup(inst: &Instance) -> Setup<'_> {
-    Setup {
-        blocks: inst.a.view().split(&inst.sizes),
-        p: inst.point.problem.p,
-        z0: inst.z0.clone(),
-        seed: 1,
-        watch: None,
+/// `name` with manifest-style `params` on the instance's clients, as the runner builds it.
+fn method<'a>(inst: &'a dyn Instance, name: &str, params: &str) -> Running<'a> {
+    let params: toml::Table = toml::from_str(params).expect("parameters");
+    let blocks = inst.data().view().split(inst.sizes());
+    Running::named(name, &params, inst.start(), 1, blocks, inst.dim()).expect(name)
+}
+
+/// What the summary needs of one bench: its flops per call and its measured seconds per call.
+struct Row {
+    name: String,
+    flops: f64,
+    secs: Option<f64>,
+}
+
+/// Criterion keeps its estimates to itself, so each bench also records the seconds per call of
+/// every batch it times (`iter_custom`); the last SAMPLES of them are the measured samples
+/// (the earlier ones are warm-up), and their median goes into the summary. None when
+/// criterion's filter skipped the bench.
+fn bench<R>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    flops: f64,
+    mut routine: impl FnMut() -> R,
+) -> Row {
+    let mut secs = Vec::new();
+    g.throughput(Throughput::Elements(flops as u64));
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                black_box(routine());
+            }
+            let e = t.elapsed();
+            secs.push(e.as_secs_f64() / iters as f64);
+            e
+        })
+    });
+    Row {
+        name: name.to_string(),
+        flops,
+        secs: median(&secs[secs.len().saturating_sub(SAMPLES)..]),
     }
 }
 
-fn benches(c: &mut Criterion) {
-    force_single_threaded_blas();
-    let inst = instance();
-    let (n, m, p, d) = (
-        inst.a.n(),
-        inst.a.m(),
-        inst.point.problem.p,
-        inst.point.partition.clients,
-    );
-    let name = |method: &str| format!("{method} n={n} m={m} p={p} d={d}");
-    let (n, m, p) = (n as u64, m as u64, p as u64);
-    // One product A_i(A_iᵀZ) summed over clients: 2·(2·n·m_i·p) flops.
-    let product = 4 * n * m * p;
+fn median(v: &[f64]) -> Option<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let h = v.len() / 2;
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[h]),
+        _ => Some(0.5 * (v[h - 1] + v[h])),
+    }
+}
 
-    let mut g = c.benchmark_group("round");
-    g.sample_size(10).measurement_time(Duration::from_secs(20));
-    g.throughput(Throughput::Elements(product));
-    let mut ssi = Ssi::new(setup(&inst));
-    g.bench_function(name("ssi"), |b| b.iter(|| ssi.step().unwrap()));
+/// Heavy benches: one warm-up call, then SAMPLES samples of one call each.
+fn heavy(g: &mut BenchmarkGroup<'_, WallTime>) {
+    g.sample_size(SAMPLES)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(1));
+}
 
-    // FAPS (default: 5 fixed inner steps): 5 inner products + 1 for W (16) + ½ for f_i.
-    g.throughput(Throughput::Elements(product * 13 / 2));
-    let mut f = faps::Faps::new(setup(&inst), faps::Params::default());
-    g.bench_function(name("faps"), |b| b.iter(|| f.step().unwrap()));
-    g.finish();
-
-    // Peak: one square single-threaded dgemm per core, in parallel.
+/// The dgemm peak in GFLOP/s on one core and on all cores: square single-threaded dgemms,
+/// one alone, then one per core in parallel (rayon, as clients run).
+fn peak(c: &mut Criterion) -> (Option<f64>, Option<f64>) {
     let k = 1000usize;
     let cores = rayon::current_num_threads();
     let mats: Vec<(Array2<f64>, Array2<f64>)> = (0..cores)
@@ -85,13 +131,89 @@ fn benches(c: &mut Criterion) {
             (uniform_matrix(k, k, &mut r), uniform_matrix(k, k, &mut r))
         })
         .collect();
+    let flops = 2.0 * (k * k * k) as f64;
     let mut g = c.benchmark_group("peak");
-    g.sample_size(10);
-    g.throughput(Throughput::Elements((2 * k * k * k * cores) as u64));
-    g.bench_function(format!("dgemm {k}x{k} x {cores} cores"), |b| {
-        b.iter(|| mats.par_iter().map(|(x, y)| x.dot(y)[[0, 0]]).sum::<f64>())
+    g.sample_size(SAMPLES)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    let one = bench(&mut g, &format!("dgemm {k}x{k} 1 core"), flops, || {
+        mats[0].0.dot(&mats[0].1)[[0, 0]]
     });
+    let all = bench(
+        &mut g,
+        &format!("dgemm {k}x{k} x {cores} cores"),
+        flops * cores as f64,
+        || mats.par_iter().map(|(x, y)| x.dot(y)[[0, 0]]).sum::<f64>(),
+    );
     g.finish();
+    let gflops = |r: &Row| r.secs.map(|s| r.flops / s / 1e9);
+    (gflops(&one), gflops(&all))
+}
+
+fn benches(c: &mut Criterion) {
+    force_single_threaded_blas();
+    let (peak_one, peak_all) = peak(c);
+    let (inst, p) = instance();
+    let (n, m, d) = (inst.data().n(), inst.data().m(), inst.sizes().len());
+    let name = |method: &str| format!("{method} n={n} m={m} p={p} d={d}");
+    // One product A_i(A_iᵀZ) summed over clients: 2·(2·n·m_i·p) flops.
+    let product = 4.0 * (n * m * p) as f64;
+
+    let mut g = c.benchmark_group("round");
+    heavy(&mut g);
+    let mut rows = Vec::new();
+    let mut ssi = method(inst.as_ref(), "ssi", "");
+    rows.push(bench(&mut g, &name("ssi"), product, || ssi.step().unwrap()));
+    drop(ssi);
+    // q = 2 products per round; the orthonormalisation between them and the server's
+    // Procrustes rotations (O(np²) per client) are not counted.
+    let mut lp = method(inst.as_ref(), "localpower", "q0 = 2\ndecay = false");
+    rows.push(bench(
+        &mut g,
+        &name("localpower q=2"),
+        2.0 * product,
+        || lp.step().unwrap(),
+    ));
+    drop(lp);
+    // FAPS (default: 5 fixed inner steps): 5 inner products + 1 for W (16) + ½ for f_i.
+    let mut faps = method(inst.as_ref(), "faps", "");
+    rows.push(bench(&mut g, &name("faps"), 6.5 * product, || {
+        faps.step().unwrap()
+    }));
+    drop(faps);
+    g.finish();
+    summary(&rows, peak_one, peak_all);
+}
+
+fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "-".into(), f)
+}
+
+/// The table criterion cannot print: seconds per round, GFLOP/s and % of the all-core peak.
+fn summary(rows: &[Row], peak_one: Option<f64>, peak_all: Option<f64>) {
+    let gf = |g: f64| format!("{g:.1}");
+    println!(
+        "\nrounds: dgemm peak {} GFLOP/s on 1 core, {} GFLOP/s on {} cores (medians of {SAMPLES} samples)",
+        fmt_opt(peak_one, gf),
+        fmt_opt(peak_all, gf),
+        rayon::current_num_threads()
+    );
+    println!(
+        "{:<44} {:>9} {:>11} {:>9} {:>9}",
+        "round", "s/round", "GFLOP/round", "GFLOP/s", "% peak"
+    );
+    for r in rows {
+        let rate = r.secs.map(|s| r.flops / s / 1e9);
+        let share = rate.zip(peak_all).map(|(g, p)| 100.0 * g / p);
+        println!(
+            "{:<44} {:>9} {:>11.1} {:>9} {:>9}",
+            r.name,
+            fmt_opt(r.secs, |s| format!("{s:.3}")),
+            r.flops / 1e9,
+            fmt_opt(rate, gf),
+            fmt_opt(share, |s| format!("{s:.0}%"))
+        );
+    }
 }
 
 criterion_group!(rounds, benches);

@@ -11,8 +11,9 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dpca_bench::data::loaders::Csr;
 use dpca_bench::data::matrix::DataMatrix;
 use dpca_bench::data::uniform_matrix;
+use dpca_bench::fed::Message;
 use dpca_bench::linalg::{force_single_threaded_blas, orth};
-use dpca_bench::methods::{ssi::Ssi, Method, Setup};
+use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::subspace::krylov;
 use dpca_bench::seed;
 use rand::Rng;
@@ -96,13 +97,16 @@ fn benches(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(20));
     // A(AᵀZ): 2 flops per non-zero and column, twice.
     g.throughput(Throughput::Elements(4 * nnz * P as u64));
-    let mut ssi = Ssi::new(Setup {
-        blocks: data.view().split(&sizes),
-        p: P,
-        z0: z0.clone(),
-        seed: 1,
-        watch: None,
-    });
+    let start = Message::new().with("z", z0.clone());
+    let mut ssi = Running::named(
+        "ssi",
+        &toml::Table::new(),
+        &start,
+        1,
+        data.view().split(&sizes),
+        FEATURES,
+    )
+    .expect("ssi");
     g.bench_function(
         format!("ssi round n={FEATURES} m={m} p={P} d={CLIENTS}"),
         |b| b.iter(|| ssi.step().unwrap()),

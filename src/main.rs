@@ -15,10 +15,11 @@ use std::process::ExitCode;
 /// Every experiment is a TOML manifest under experiments/<paper>/<id>.toml naming the data,
 /// its split over clients, the methods and the stop rule, with a `paper` profile at the paper's
 /// sizes and a `quick` one scaled down. Methods talk only through a simulated network that
-/// counts every round, vector and byte; metrics against the problem family's reference (LAPACK
-/// for dominant subspaces, the planted truth for robust PCA) are computed outside the timed part. Results go to results/<paper>/<id>/<profile>/: trace.csv (one row
-/// per run and round), summary.csv (one row per run), report.md (the paper's numbers beside
-/// ours), convergence figures (.svg, .png) and run.json (provenance).
+/// counts every round, vector and byte; metrics against the problem family's reference
+/// (LAPACK for dominant subspaces, the planted truth for robust PCA) are computed outside the
+/// timed part. Results go to results/<paper>/<id>/<profile>/: trace.csv (one row per run and
+/// round), summary.csv (one row per run), report.md (the paper's numbers beside ours),
+/// figures (.svg, .png) and run.json (provenance).
 ///
 /// Examples:
 ///   dpca list

@@ -25,12 +25,12 @@
 //! (`ARGS=...`) selects criterion benches only; the warm-ups and "once" timings always run.
 //! DPCA_BENCH_SMALL=1 runs at m = n = 1000 (r = 50) for a fast look.
 
-use criterion::measurement::WallTime;
-use criterion::{
-    criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
-};
+mod common;
+
+use common::{bench, fmt_opt, heavy, median, peak, SAMPLES};
+
+use criterion::{criterion_group, criterion_main, Criterion};
 use dpca_bench::data::matrix::{Block, DataMatrix};
-use dpca_bench::data::uniform_matrix;
 use dpca_bench::fed::Message;
 use dpca_bench::linalg::prox::soft_threshold_inplace;
 use dpca_bench::linalg::svd::{partial_svd, svt_factors, thin_svd, Svd};
@@ -43,12 +43,10 @@ use dpca_bench::seed;
 use ndarray::{s, Array2, ArrayView2, Axis, ShapeBuilder, Zip};
 use rand::Rng;
 use rand_distr::StandardNormal;
-use rayon::prelude::*;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Criterion samples per bench (its minimum).
-const SAMPLES: usize = 10;
 const SPARSITY: f64 = 0.05;
 const CLIENTS: usize = 10;
 const SEED: u64 = 3000;
@@ -84,92 +82,11 @@ enum Peak {
     AllCores,
 }
 
-fn median(v: &[f64]) -> Option<f64> {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let h = v.len() / 2;
-    match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[h]),
-        _ => Some(0.5 * (v[h - 1] + v[h])),
-    }
-}
-
-/// Criterion keeps its estimates to itself, so each bench also records the seconds per call of
-/// every batch it times (`iter_custom`); the last SAMPLES of them are the measured samples (the
-/// earlier ones are warm-up). Their median, or None when criterion's filter skipped the bench.
-fn bench<R>(
-    g: &mut BenchmarkGroup<'_, WallTime>,
-    name: &str,
-    flops: Option<f64>,
-    mut routine: impl FnMut() -> R,
-) -> Option<f64> {
-    let mut secs = Vec::new();
-    if let Some(f) = flops {
-        g.throughput(Throughput::Elements(f as u64));
-    }
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                black_box(routine());
-            }
-            let e = t.elapsed();
-            secs.push(e.as_secs_f64() / iters as f64);
-            e
-        })
-    });
-    median(&secs[secs.len().saturating_sub(SAMPLES)..])
-}
-
-/// Heavy benches: one warm-up call, then SAMPLES samples of one call each.
-fn heavy(g: &mut BenchmarkGroup<'_, WallTime>) {
-    g.sample_size(SAMPLES)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_millis(1))
-        .measurement_time(Duration::from_secs(1));
-}
-
 /// Seconds of one call of `f`, and its result.
 fn once<R>(f: impl FnOnce() -> R) -> (f64, R) {
     let t = Instant::now();
     let r = f();
     (t.elapsed().as_secs_f64(), r)
-}
-
-/// The dgemm peak in GFLOP/s on one core and on all cores: square single-threaded dgemms, one
-/// alone, then one per core in parallel (rayon, as clients run).
-fn peak(c: &mut Criterion) -> (Option<f64>, Option<f64>) {
-    let k = 1000usize;
-    let cores = rayon::current_num_threads();
-    let mats: Vec<(Array2<f64>, Array2<f64>)> = (0..cores)
-        .map(|i| {
-            let mut r = seed::rng(2, &[&i.to_string()]);
-            (uniform_matrix(k, k, &mut r), uniform_matrix(k, k, &mut r))
-        })
-        .collect();
-    let flops = 2.0 * (k * k * k) as f64;
-    let mut g = c.benchmark_group("peak");
-    g.sample_size(SAMPLES)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2));
-    let one = bench(
-        &mut g,
-        &format!("dgemm {k}x{k} 1 core"),
-        Some(flops),
-        || mats[0].0.dot(&mats[0].1)[[0, 0]],
-    );
-    let all = bench(
-        &mut g,
-        &format!("dgemm {k}x{k} x {cores} cores"),
-        Some(flops * cores as f64),
-        || mats.par_iter().map(|(x, y)| x.dot(y)[[0, 0]]).sum::<f64>(),
-    );
-    g.finish();
-    (
-        one.map(|s| flops / s / 1e9),
-        all.map(|s| flops * cores as f64 / s / 1e9),
-    )
 }
 
 // ---- DCF-PCA ----
@@ -713,10 +630,6 @@ fn benches(c: &mut Criterion) {
         },
     ]);
     summary(&rows, peak_one, peak_all);
-}
-
-fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or_else(|| "-".into(), f)
 }
 
 /// The table criterion cannot print: seconds per call, GFLOP/s and % of the peak that applies

@@ -15,25 +15,20 @@
 //! bench runs 10 samples of one round after one warm-up round: criterion's "Unable to complete
 //! 10 samples" warning is expected.
 
-use criterion::measurement::WallTime;
-use criterion::{
-    criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
-};
-use dpca_bench::data::{cache::MatrixCache, uniform_matrix};
+mod common;
+
+use common::{bench, fmt_opt, heavy, peak, SAMPLES};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use dpca_bench::data::cache::MatrixCache;
 use dpca_bench::linalg::force_single_threaded_blas;
 use dpca_bench::manifest;
 use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::{self, Instance};
 use dpca_bench::run::Progress;
-use dpca_bench::seed;
-use ndarray::Array2;
-use rayon::prelude::*;
-use std::hint::black_box;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 /// Criterion samples per bench (its minimum).
-const SAMPLES: usize = 10;
 
 /// Table 1's instance exactly as `dpca run` builds it (same cache entry, same seed), or its
 /// quick profile with DPCA_BENCH_SMALL=1.
@@ -64,90 +59,25 @@ fn method<'a>(inst: &'a dyn Instance, name: &str, params: &str) -> Running<'a> {
     Running::named(name, &params, inst.start(), 1, blocks, inst.dim()).expect(name)
 }
 
+/// Time `routine` as a criterion bench and keep what the summary needs.
+fn row<R>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    flops: f64,
+    routine: impl FnMut() -> R,
+) -> Row {
+    Row {
+        name: name.to_string(),
+        flops,
+        secs: bench(g, name, Some(flops), routine),
+    }
+}
+
 /// What the summary needs of one bench: its flops per call and its measured seconds per call.
 struct Row {
     name: String,
     flops: f64,
     secs: Option<f64>,
-}
-
-/// Criterion keeps its estimates to itself, so each bench also records the seconds per call of
-/// every batch it times (`iter_custom`); the last SAMPLES of them are the measured samples
-/// (the earlier ones are warm-up), and their median goes into the summary. None when
-/// criterion's filter skipped the bench.
-fn bench<R>(
-    g: &mut BenchmarkGroup<'_, WallTime>,
-    name: &str,
-    flops: f64,
-    mut routine: impl FnMut() -> R,
-) -> Row {
-    let mut secs = Vec::new();
-    g.throughput(Throughput::Elements(flops as u64));
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                black_box(routine());
-            }
-            let e = t.elapsed();
-            secs.push(e.as_secs_f64() / iters as f64);
-            e
-        })
-    });
-    Row {
-        name: name.to_string(),
-        flops,
-        secs: median(&secs[secs.len().saturating_sub(SAMPLES)..]),
-    }
-}
-
-fn median(v: &[f64]) -> Option<f64> {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let h = v.len() / 2;
-    match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[h]),
-        _ => Some(0.5 * (v[h - 1] + v[h])),
-    }
-}
-
-/// Heavy benches: one warm-up call, then SAMPLES samples of one call each.
-fn heavy(g: &mut BenchmarkGroup<'_, WallTime>) {
-    g.sample_size(SAMPLES)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_millis(1))
-        .measurement_time(Duration::from_secs(1));
-}
-
-/// The dgemm peak in GFLOP/s on one core and on all cores: square single-threaded dgemms,
-/// one alone, then one per core in parallel (rayon, as clients run).
-fn peak(c: &mut Criterion) -> (Option<f64>, Option<f64>) {
-    let k = 1000usize;
-    let cores = rayon::current_num_threads();
-    let mats: Vec<(Array2<f64>, Array2<f64>)> = (0..cores)
-        .map(|i| {
-            let mut r = seed::rng(2, &[&i.to_string()]);
-            (uniform_matrix(k, k, &mut r), uniform_matrix(k, k, &mut r))
-        })
-        .collect();
-    let flops = 2.0 * (k * k * k) as f64;
-    let mut g = c.benchmark_group("peak");
-    g.sample_size(SAMPLES)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2));
-    let one = bench(&mut g, &format!("dgemm {k}x{k} 1 core"), flops, || {
-        mats[0].0.dot(&mats[0].1)[[0, 0]]
-    });
-    let all = bench(
-        &mut g,
-        &format!("dgemm {k}x{k} x {cores} cores"),
-        flops * cores as f64,
-        || mats.par_iter().map(|(x, y)| x.dot(y)[[0, 0]]).sum::<f64>(),
-    );
-    g.finish();
-    let gflops = |r: &Row| r.secs.map(|s| r.flops / s / 1e9);
-    (gflops(&one), gflops(&all))
 }
 
 fn benches(c: &mut Criterion) {
@@ -163,30 +93,23 @@ fn benches(c: &mut Criterion) {
     heavy(&mut g);
     let mut rows = Vec::new();
     let mut ssi = method(inst.as_ref(), "ssi", "");
-    rows.push(bench(&mut g, &name("ssi"), product, || ssi.step().unwrap()));
+    rows.push(row(&mut g, &name("ssi"), product, || ssi.step().unwrap()));
     drop(ssi);
     // q = 2 products per round; the orthonormalisation between them and the server's
     // Procrustes rotations (O(np²) per client) are not counted.
     let mut lp = method(inst.as_ref(), "localpower", "q0 = 2\ndecay = false");
-    rows.push(bench(
-        &mut g,
-        &name("localpower q=2"),
-        2.0 * product,
-        || lp.step().unwrap(),
-    ));
+    rows.push(row(&mut g, &name("localpower q=2"), 2.0 * product, || {
+        lp.step().unwrap()
+    }));
     drop(lp);
     // FAPS (default: 5 fixed inner steps): 5 inner products + 1 for W (16) + ½ for f_i.
     let mut faps = method(inst.as_ref(), "faps", "");
-    rows.push(bench(&mut g, &name("faps"), 6.5 * product, || {
+    rows.push(row(&mut g, &name("faps"), 6.5 * product, || {
         faps.step().unwrap()
     }));
     drop(faps);
     g.finish();
     summary(&rows, peak_one, peak_all);
-}
-
-fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or_else(|| "-".into(), f)
 }
 
 /// The table criterion cannot print: seconds per round, GFLOP/s and % of the all-core peak.

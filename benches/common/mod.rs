@@ -1,0 +1,100 @@
+//! What the benches share: criterion's samples recorded for the summary tables, the heavy-bench
+//! settings, and the machine's dgemm peak that GFLOP/s are compared with.
+#![allow(dead_code)]
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use dpca_bench::data::uniform_matrix;
+use dpca_bench::seed;
+use ndarray::Array2;
+use rayon::prelude::*;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// Samples per bench (criterion's minimum).
+pub const SAMPLES: usize = 10;
+
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let h = v.len() / 2;
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[h]),
+        _ => Some(0.5 * (v[h - 1] + v[h])),
+    }
+}
+
+/// Criterion keeps its estimates to itself, so each bench also records the seconds per call of
+/// every batch it times (`iter_custom`); the last SAMPLES of them are the measured samples (the
+/// earlier ones are warm-up). Their median, or None when criterion's filter skipped the bench.
+pub fn bench<R>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    flops: Option<f64>,
+    mut routine: impl FnMut() -> R,
+) -> Option<f64> {
+    let mut secs = Vec::new();
+    if let Some(f) = flops {
+        g.throughput(Throughput::Elements(f as u64));
+    }
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                black_box(routine());
+            }
+            let e = t.elapsed();
+            secs.push(e.as_secs_f64() / iters as f64);
+            e
+        })
+    });
+    median(&secs[secs.len().saturating_sub(SAMPLES)..])
+}
+
+/// Heavy benches: one warm-up call, then SAMPLES samples of one call each.
+pub fn heavy(g: &mut BenchmarkGroup<'_, WallTime>) {
+    g.sample_size(SAMPLES)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(1));
+}
+
+/// The dgemm peak in GFLOP/s on one core and on all cores: square single-threaded dgemms, one
+/// alone, then one per core in parallel (rayon, as clients run).
+pub fn peak(c: &mut Criterion) -> (Option<f64>, Option<f64>) {
+    let k = 1000usize;
+    let cores = rayon::current_num_threads();
+    let mats: Vec<(Array2<f64>, Array2<f64>)> = (0..cores)
+        .map(|i| {
+            let mut r = seed::rng(2, &[&i.to_string()]);
+            (uniform_matrix(k, k, &mut r), uniform_matrix(k, k, &mut r))
+        })
+        .collect();
+    let flops = 2.0 * (k * k * k) as f64;
+    let mut g = c.benchmark_group("peak");
+    g.sample_size(SAMPLES)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    let one = bench(
+        &mut g,
+        &format!("dgemm {k}x{k} 1 core"),
+        Some(flops),
+        || mats[0].0.dot(&mats[0].1)[[0, 0]],
+    );
+    let all = bench(
+        &mut g,
+        &format!("dgemm {k}x{k} x {cores} cores"),
+        Some(flops * cores as f64),
+        || mats.par_iter().map(|(x, y)| x.dot(y)[[0, 0]]).sum::<f64>(),
+    );
+    g.finish();
+    (
+        one.map(|s| flops / s / 1e9),
+        all.map(|s| flops * cores as f64 / s / 1e9),
+    )
+}
+
+pub fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "-".into(), f)
+}

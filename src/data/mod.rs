@@ -1,5 +1,6 @@
 //! Data: synthetic generators, the on-disk matrix cache, and client partitions.
 
+pub mod augment;
 pub mod cache;
 pub mod datasets;
 pub mod fetch;
@@ -7,6 +8,7 @@ pub mod loaders;
 pub mod matrix;
 pub mod partition;
 pub mod prepare;
+pub mod spiked;
 pub mod synthetic;
 
 use ndarray::{Array2, ShapeBuilder};

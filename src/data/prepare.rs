@@ -153,12 +153,19 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u
         let data = load_dense(root, name, split)?;
         (DataMatrix::Dense(data.x), data.labels)
     };
-    if x.n() != spec.n {
+    // data.n counts the appended noise features too (they are added by the caller).
+    let noise = spec.noise_features.unwrap_or(0);
+    if x.n() + noise != spec.n {
+        let plus = if noise > 0 {
+            format!(" + {noise} noise features")
+        } else {
+            String::new()
+        };
         bail!(
-            "data.n = {} but {name} has {} features: set data.n = {}",
+            "data.n = {} but {name} has {} features{plus}: set data.n = {}",
             spec.n,
             x.n(),
-            x.n()
+            x.n() + noise
         );
     }
     if spec.m > x.m() {
@@ -202,6 +209,17 @@ pub fn preprocess(a: &mut DataMatrix, steps: &[Preprocess], name: &str) -> Resul
     Ok(())
 }
 
+/// Centre every feature (row), then divide it by its standard deviation with divisor
+/// m − `ddof`; constant features stay 0.
+fn scale_features(a: &mut Array2<f64>, ddof: usize) {
+    apply(a, Preprocess::Center);
+    let m = a.ncols();
+    let divisor = m.saturating_sub(ddof).max(1) as f64;
+    let sd = a.map_axis(Axis(1), |row| (row.dot(&row) / divisor).sqrt());
+    let inv = sd.mapv(|s| if s > 0.0 { 1.0 / s } else { 0.0 });
+    *a *= &inv.insert_axis(Axis(1));
+}
+
 /// A dense preprocessing step other than unit_top.
 fn apply(a: &mut Array2<f64>, step: Preprocess) {
     match step {
@@ -210,12 +228,8 @@ fn apply(a: &mut Array2<f64>, step: Preprocess) {
             let mean = a.mean_axis(Axis(1)).expect("m >= 1");
             *a -= &mean.insert_axis(Axis(1));
         }
-        Preprocess::Standardize => {
-            apply(a, Preprocess::Center);
-            let sd = a.map_axis(Axis(1), |row| (row.dot(&row) / row.len() as f64).sqrt());
-            let inv = sd.mapv(|s| if s > 0.0 { 1.0 / s } else { 0.0 });
-            *a *= &inv.insert_axis(Axis(1));
-        }
+        Preprocess::Standardize => scale_features(a, 0),
+        Preprocess::Zscore => scale_features(a, 1),
         Preprocess::UnitTop => unreachable!("rescaling is applied to dense and sparse data alike"),
     }
 }

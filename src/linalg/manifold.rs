@@ -1,9 +1,11 @@
 //! Geometry of the unit sphere and the Stiefel manifold St(n, p) = {X : XᵀX = I} with the
 //! embedded metric: tangent projections (Riemannian gradients from Euclidean ones) and
-//! retractions (moving along a tangent vector while staying on the manifold).
+//! retractions (moving along a tangent vector while staying on the manifold). Also the
+//! generalized Stiefel manifold {X : XᵀGX = I} (G symmetric positive semidefinite) that
+//! FSSPCA's deflation works on (Sato & Aihara's Cholesky-QR retraction).
 
-use super::{orth, sym_eig_desc};
-use anyhow::{bail, Result};
+use super::{cholesky_upper, orth, sym_eig_desc};
+use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 /// P_w(g) = g − w(wᵀg): the component of g tangent to the sphere at the unit vector w.
@@ -46,6 +48,66 @@ pub fn stiefel_retract_polar(x: ArrayView2<f64>, xi: ArrayView2<f64>) -> Result<
     // (YᵀY)^{-1/2} = V diag(λ^{-1/2}) Vᵀ
     let scaled = &eig.vectors * &eig.values.mapv(|l| l.sqrt().recip()).insert_axis(Axis(0));
     Ok(y.dot(&scaled.dot(&eig.vectors.t())))
+}
+
+/// The G of a generalized Stiefel manifold {X : XᵀGX = I}, applied to matrices.
+#[derive(Clone, Copy, Debug)]
+pub enum Metric<'a> {
+    /// G = I: the ordinary Stiefel manifold.
+    Identity,
+    /// A dense symmetric positive semidefinite n×n G.
+    Dense(ArrayView2<'a, f64>),
+    /// G = I − FFᵀ for F (n×k) with orthonormal columns: the projector onto span(F)^⊥ of a
+    /// deflation, applied as X − F(FᵀX) so that no n×n matrix is formed.
+    Complement(ArrayView2<'a, f64>),
+}
+
+impl Metric<'_> {
+    /// G X.
+    pub fn apply(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Self::Identity => x.to_owned(),
+            Self::Dense(g) => g.dot(&x),
+            Self::Complement(f) => &x - &f.dot(&f.t().dot(&x)),
+        }
+    }
+}
+
+/// P_X(ξ) = ξ − X sym(XᵀGξ), the federated sparse PCA paper's (18): a projection onto the
+/// tangent space {ξ : ξᵀGX + XᵀGξ = 0} at X (XᵀGX = I). It is the G-orthogonal projection
+/// (orthogonal in ⟨ξ, η⟩ = tr(ξᵀGη)); with G = I it is [`stiefel_project`].
+pub fn gen_stiefel_project(x: ArrayView2<f64>, g: &Metric, xi: ArrayView2<f64>) -> Array2<f64> {
+    &xi - &x.dot(&sym(g.apply(x).t().dot(&xi)))
+}
+
+/// Y R⁻¹ with RᵀR = YᵀGY (Cholesky): the point of {XᵀGX = I} with the same column span as Y and
+/// an upper-triangular change of basis. Errors when YᵀGY is not positive definite (Y has a
+/// G-null combination of columns).
+pub fn gen_stiefel_normalize(y: ArrayView2<f64>, g: &Metric) -> Result<Array2<f64>> {
+    let gram = y.t().dot(&g.apply(y));
+    let r =
+        cholesky_upper(gram.view()).context("generalized Stiefel: YᵀGY not positive definite")?;
+    // Solve Q R = Y column by column (R is p×p, p small): q_j = (y_j − Σ_{i<j} q_i r_ij)/r_jj.
+    let mut q = y.to_owned();
+    for j in 0..q.ncols() {
+        for i in 0..j {
+            let (done, mut rest) = q.view_mut().split_at(Axis(1), j);
+            rest.column_mut(0).scaled_add(-r[[i, j]], &done.column(i));
+        }
+        q.column_mut(j).mapv_inplace(|v| v / r[[j, j]]);
+    }
+    Ok(q)
+}
+
+/// The Cholesky-QR retraction of Algorithm 5 (Sato & Aihara): Y = X + ξ, RᵀR = YᵀGY,
+/// R_X(ξ) = Y R⁻¹. For tangent ξ, YᵀGY = I + ξᵀGξ ⪰ I, so it never fails at a point of the
+/// manifold; it agrees with [`stiefel_retract_qr`] when G = I.
+pub fn gen_stiefel_retract_cholqr(
+    x: ArrayView2<f64>,
+    g: &Metric,
+    xi: ArrayView2<f64>,
+) -> Result<Array2<f64>> {
+    gen_stiefel_normalize((&x + &xi).view(), g)
 }
 
 /// sym(A) = (A + Aᵀ)/2.
@@ -188,5 +250,62 @@ mod tests {
         let x = Array2::<f64>::eye(3).slice(ndarray::s![.., ..2]).to_owned();
         let xi = -&x;
         assert!(stiefel_retract_polar(x.view(), xi.view()).is_err());
+    }
+
+    /// ‖XᵀGX − I‖_F.
+    fn off_gen_stiefel(x: &Array2<f64>, g: &Metric) -> f64 {
+        fro((x.t().dot(&g.apply(x.view())) - Array2::<f64>::eye(x.ncols())).view())
+    }
+
+    #[test]
+    fn generalized_stiefel() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let (n, p, k) = (40, 3, 4);
+        let f = orth(uniform(&mut rng, n, k).view());
+        let g_dense = Array2::<f64>::eye(n) - f.dot(&f.t());
+        let metrics = [
+            Metric::Identity,
+            Metric::Dense(g_dense.view()),
+            Metric::Complement(f.view()),
+        ];
+        // The two forms of I − FFᵀ agree.
+        let y = uniform(&mut rng, n, p);
+        let (a, b) = (metrics[1].apply(y.view()), metrics[2].apply(y.view()));
+        assert!(fro((&a - &b).view()) <= 1e-13);
+        for g in &metrics {
+            // A start point: W ← GW, then Cholesky-normalised.
+            let x =
+                gen_stiefel_normalize(g.apply(uniform(&mut rng, n, p).view()).view(), g).unwrap();
+            assert!(off_gen_stiefel(&x, g) <= 1e-12, "{g:?}");
+            let xi = uniform(&mut rng, n, p) * 10.0;
+            let pg = gen_stiefel_project(x.view(), g, xi.view());
+            // tangent: XᵀGξ + ξᵀGX = 0, and projecting again changes nothing
+            let xtg = x.t().dot(&g.apply(pg.view()));
+            assert!(fro((&xtg + &xtg.t()).view()) <= 1e-12, "{g:?}");
+            let again = gen_stiefel_project(x.view(), g, pg.view());
+            assert!(fro((&again - &pg).view()) <= 1e-12 * fro(pg.view()));
+            for scale in [1e-3, 0.5, 3.0] {
+                let step = &pg * (scale / fro(pg.view()));
+                let r = gen_stiefel_retract_cholqr(x.view(), g, step.view()).unwrap();
+                assert!(off_gen_stiefel(&r, g) <= 1e-12, "{g:?} at {scale}");
+            }
+            assert_second_order_error(|t| {
+                let step = &pg * (t / fro(pg.view()));
+                let r = gen_stiefel_retract_cholqr(x.view(), g, step.view()).unwrap();
+                fro((r - &x - &step).view())
+            });
+        }
+        // G = I: (18) is the Stiefel projection and Cholesky QR is the QR retraction.
+        let x = orth(uniform(&mut rng, n, p).view());
+        let xi = uniform(&mut rng, n, p);
+        let pg = gen_stiefel_project(x.view(), &Metric::Identity, xi.view());
+        assert!(fro((&pg - &stiefel_project(x.view(), xi.view())).view()) <= 1e-13);
+        let step = &pg * 0.3;
+        let chol = gen_stiefel_retract_cholqr(x.view(), &Metric::Identity, step.view()).unwrap();
+        let qr = stiefel_retract_qr(x.view(), step.view());
+        assert!(fro((&chol - &qr).view()) <= 1e-12);
+        // A G-null direction cannot be normalised.
+        let null = f.slice(ndarray::s![.., ..p]).to_owned();
+        assert!(gen_stiefel_normalize(null.view(), &Metric::Complement(f.view())).is_err());
     }
 }

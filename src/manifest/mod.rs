@@ -23,8 +23,9 @@ use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
 pub use schema::{
-    AttackSpec, DataSpec, DataSplit, Generator, Magnitude, PaperResult, PartitionSpec, PlotKind,
-    PlotSpec, Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, Target, XAxis, LEAK_ERR,
+    AttackSpec, DataSpec, DataSplit, Generator, Magnitude, Noise, PaperResult, PartitionSpec,
+    PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, Target, XAxis,
+    LEAK_ERR,
 };
 
 /// A manifest loaded with one profile, ready to run.

@@ -83,6 +83,22 @@ pub enum Generator {
     Dataset,
     /// Low rank plus sparse, M = L₀ + S₀ (DCF-PCA paper §5): needs rank and sparsity.
     Robust,
+    /// Samples x ~ N(0, V D Vᵀ) whose leading eigenvectors are sparse and planted (the federated
+    /// sparse PCA paper §IV.A, after Journée et al.): needs spikes and support.
+    Spiked,
+}
+
+/// Random features appended to a dataset (the sparse PCA paper's WDBC*): features the loadings
+/// should leave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Noise {
+    /// iid U[0, 1) for every sample (§IV.B, IID).
+    Uniform,
+    /// Non-IID (§IV.D): the features are dealt out in contiguous blocks, one per client; a
+    /// client's own block is N(0, σ_i²) with σ_i² ~ U[0, 1), the other blocks are 80% exact
+    /// zeros and 20% U[0, 1).
+    ClientBlocks,
 }
 
 /// Magnitudes of the robust generator's outliers.
@@ -138,6 +154,28 @@ pub struct DataSpec {
     /// Robust only: outlier magnitudes (default "sign").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub magnitude: Option<Magnitude>,
+    /// Spiked only: the leading eigenvalues of Σ, one per planted sparse loading; the others
+    /// are 1 (the paper: [400, 300]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spikes: Vec<f64>,
+    /// Spiked only: non-zero entries per planted loading, each 1/√support, on disjoint
+    /// consecutive features (the paper: 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support: Option<usize>,
+    /// Spiked only: each client draws its own eigenvectors beyond the planted ones (non-IID,
+    /// §IV.C); otherwise all share one Σ.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub heterogeneous: bool,
+    /// Dataset only: random features appended after the dataset's own (WDBC*: 800).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_features: Option<usize>,
+    /// Dataset only: how the appended features are drawn (default uniform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
+    /// Dataset only: preprocessing of the whole matrix after the noise features are appended
+    /// (`preprocess` acts on the dataset's own features before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_noise: Vec<Preprocess>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -158,6 +196,9 @@ pub enum Preprocess {
     Center,
     /// Centre and divide every feature by its standard deviation (constant features stay 0).
     Standardize,
+    /// Centre and divide every feature by its sample standard deviation (divisor m − 1, as
+    /// pandas and R do): the scaling under which the sparse PCA paper's PCA error is matched.
+    Zscore,
     /// Rescale so that the largest eigenvalue of AAᵀ is 1.
     UnitTop,
 }
@@ -169,6 +210,7 @@ impl Preprocess {
             Self::Scale01 => "scale01",
             Self::Center => "center",
             Self::Standardize => "standardize",
+            Self::Zscore => "zscore",
             Self::UnitTop => "unit_top",
         }
     }
@@ -190,6 +232,19 @@ impl DataSpec {
         }
         if let Some(kappa) = self.kappa {
             key.push_str(&format!("-kappa{kappa:?}"));
+        }
+        if !self.spikes.is_empty() {
+            key.push_str(&format!(
+                "-spikes{:?}-support{:?}-het{}",
+                self.spikes, self.support, self.heterogeneous
+            ));
+        }
+        if let Some(k) = self.noise_features {
+            key.push_str(&format!(
+                "-noise{k}-{:?}-{:?}",
+                self.noise.unwrap_or(Noise::Uniform),
+                self.after_noise
+            ));
         }
         if let (Some(r), Some(s)) = (self.rank, self.sparsity) {
             key.push_str(&format!(
@@ -249,15 +304,20 @@ impl PartitionSpec {
 }
 
 /// `[problem]`: the family and its fields (checked per family in validate.rs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProblemSpec {
     /// The problem family; "subspace" when absent.
     #[serde(default)]
     pub kind: Kind,
     /// Subspace: its dimension. Robust: the rank bound of the factor U (p ≥ r; default r).
+    /// Sparse: the number of loadings r.
     #[serde(default)]
     pub p: usize,
+    /// Sparse only: the weight λ of ‖z‖₁ in the family's `objective` metric
+    /// ‖A − A z zᵀ‖²_F + λ‖z‖₁ (the paper's problem (3)); default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<f64>,
 }
 
 /// Stop rules, applied by the runner to every method alike; a run stops when any rule fires.
@@ -316,8 +376,12 @@ pub enum PlotKind {
     /// the two sweep keys in `grid` (DCF-PCA fig. 2, the phase transition).
     Heatmap,
     /// The family's spectrum `y` of each run's final estimate (robust: "sv" = σ(L)) against
-    /// index, beside the truth's ("sv_truth") (DCF-PCA fig. 3).
+    /// index, beside the truth's ("sv_truth") (DCF-PCA fig. 3); `also` adds more spectra (sparse:
+    /// "share_orig" and "share_rand", the sparse PCA paper's figs. 5 and 7).
     Spectrum,
+    /// Each run's final `y` against a swept method parameter, the first of `params` the run
+    /// varies: one line per method and sweep point (the sparse PCA paper's fig. 3).
+    Final,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -353,6 +417,10 @@ pub struct PlotSpec {
     pub mark_y: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mark_label: Option<String>,
+    /// Final: the method parameters on the x axis, first match per run (e.g. ["lambda",
+    /// "lambda1"] when two methods name their weight differently).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<String>,
 }
 
 fn rounds() -> XAxis {
@@ -414,9 +482,10 @@ macro_rules! names {
         }
     };
 }
-names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust" });
+names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust", Spiked => "spiked" });
+names!(Noise { Uniform => "uniform", ClientBlocks => "client_blocks" });
 names!(Magnitude { Sign => "sign", Uniform => "uniform" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
 names!(Scheme { Even => "even", Uneven => "uneven", Iid => "iid", Dirichlet => "dirichlet" });
-names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars", Heatmap => "heatmap", Spectrum => "spectrum" });
+names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars", Heatmap => "heatmap", Spectrum => "spectrum", Final => "final" });
 names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", Bytes => "bytes" });

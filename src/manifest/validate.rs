@@ -203,8 +203,67 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             ));
         }
     }
+    let sparse = pt.problem.kind == Kind::Sparse;
+    let spiked = d.generator == super::schema::Generator::Spiked;
+    if spiked && !sparse {
+        return Err(loc.error(
+            "problem.kind",
+            format!("generator = \"spiked\" makes sparse-PCA data: set kind = \"sparse\"{at}"),
+        ));
+    }
+    if sparse && !(spiked || d.generator == super::schema::Generator::Dataset) {
+        return Err(loc.error(
+            "data.generator",
+            format!("kind = \"sparse\" needs generator = \"spiked\" or \"dataset\"{at}"),
+        ));
+    }
+    for (key, set, owner) in [
+        ("data.spikes", !d.spikes.is_empty(), spiked),
+        ("data.support", d.support.is_some(), spiked),
+        ("data.heterogeneous", d.heterogeneous, spiked),
+        (
+            "data.noise_features",
+            d.noise_features.is_some(),
+            sparse && !spiked,
+        ),
+        ("data.noise", d.noise.is_some(), sparse && !spiked),
+        (
+            "data.after_noise",
+            !d.after_noise.is_empty(),
+            sparse && !spiked,
+        ),
+        ("problem.lambda", pt.problem.lambda.is_some(), sparse),
+    ] {
+        if set && !owner {
+            let what = match key {
+                "problem.lambda" => "kind = \"sparse\"",
+                k if k.starts_with("data.noise") || k == "data.after_noise" => {
+                    "kind = \"sparse\" with generator = \"dataset\""
+                }
+                _ => "generator = \"spiked\"",
+            };
+            return Err(loc.error(key, format!("only used with {what}: remove it{at}")));
+        }
+    }
+    if d.noise.is_some() && d.noise_features.is_none() {
+        return Err(loc.error(
+            "data.noise_features",
+            format!("missing: data.noise says how noise features are drawn, noise_features how many{at}"),
+        ));
+    }
+    if let Some(l) = pt.problem.lambda {
+        if !(l.is_finite() && l >= 0.0) {
+            return Err(loc.error(
+                "problem.lambda",
+                format!("lambda = {l}: must be a finite number >= 0{at}"),
+            ));
+        }
+    }
     if robust {
         return check_robust(pt, loc, at);
+    }
+    if spiked {
+        return check_spiked(pt, loc, at);
     }
     if d.generator == super::schema::Generator::Dataset {
         return check_dataset(pt, loc, at);
@@ -363,10 +422,15 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
     }
 
     let p = pr.p;
-    if p == 0 && pr.kind == Kind::Subspace {
+    if p == 0 && pr.kind != Kind::Robust {
+        let what = if pr.kind == Kind::Sparse {
+            "the number of loadings"
+        } else {
+            "the subspace dimension"
+        };
         return Err(loc.error(
             "problem.p",
-            format!("p missing or 0: the subspace dimension must be >= 1{at}"),
+            format!("p missing or 0: {what} must be >= 1{at}"),
         ));
     }
     if p > n {
@@ -497,7 +561,27 @@ pub(crate) fn check_family(
         metric("stop.target.metric", &t.metric, false)?;
     }
     for (i, plot) in raw.plots.iter().enumerate() {
+        if plot.kind == super::schema::PlotKind::Final && plot.params.is_empty() {
+            return Err(loc.error(
+                &format!("plots[{i}].params"),
+                "kind = \"final\" needs params = [the method parameters on the x axis]".to_string(),
+            ));
+        }
         if plot.kind == super::schema::PlotKind::Spectrum {
+            if let Some((j, bad)) = plot
+                .also
+                .iter()
+                .enumerate()
+                .find(|(_, a)| !kind.spectra().contains(&a.as_str()))
+            {
+                return Err(loc.error(
+                    &format!("plots[{i}].also[{j}]"),
+                    format!(
+                        "{bad:?} is not a spectrum of the `{kind}` family: expected one of {}",
+                        quoted(kind.spectra())
+                    ),
+                ));
+            }
             if !kind.spectra().contains(&plot.y.as_str()) {
                 return Err(loc.error(
                     &format!("plots[{i}].y"),
@@ -540,6 +624,66 @@ pub(crate) fn check_family(
         ));
     }
     Ok(kind)
+}
+
+/// A spiked point: spikes above the unit noise eigenvalues, supports that fit, per-client
+/// generation (so contiguous splits only).
+fn check_spiked(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let d = &pt.data;
+    for (key, set) in [
+        ("data.spectrum", d.spectrum.is_some()),
+        ("data.xi", d.xi.is_some()),
+        ("data.kappa", d.kappa.is_some()),
+        ("data.dataset", d.dataset.is_some()),
+        ("data.split", d.split.is_some()),
+        ("data.preprocess", !d.preprocess.is_empty()),
+    ] {
+        if set {
+            return Err(loc.error(
+                key,
+                format!("not used by generator = \"spiked\": remove it{at}"),
+            ));
+        }
+    }
+    if d.spikes.is_empty() {
+        return Err(loc.error(
+            "data.spikes",
+            format!("missing: generator = \"spiked\" needs spikes = [eigenvalues > 1 of the planted loadings], e.g. [400.0, 300.0]{at}"),
+        ));
+    }
+    if let Some(v) = d.spikes.iter().find(|v| !(v.is_finite() && **v > 1.0)) {
+        return Err(loc.error(
+            "data.spikes",
+            format!(
+                "spike {v}: every spike must be a finite eigenvalue > 1 (the others are 1){at}"
+            ),
+        ));
+    }
+    let Some(support) = d.support else {
+        return Err(loc.error(
+            "data.support",
+            format!(
+                "missing: generator = \"spiked\" needs support = non-zeros per planted loading{at}"
+            ),
+        ));
+    };
+    if support == 0 || support * d.spikes.len() > d.n {
+        return Err(loc.blame(
+            &["data.support", "data.spikes", "data.n"],
+            format!(
+                "support = {support} with {} spikes needs 1 <= support·spikes <= n = {}{at}",
+                d.spikes.len(),
+                d.n
+            ),
+        ));
+    }
+    if !matches!(pt.partition.scheme, Scheme::Even | Scheme::Uneven) {
+        return Err(loc.error(
+            "partition.scheme",
+            format!("spiked data is drawn per client in contiguous blocks: scheme must be \"even\" or \"uneven\"{at}"),
+        ));
+    }
+    check_partition_and_problem(pt, loc, at)
 }
 
 /// A robust point: rank and sparsity present and sensible, the split by contiguous columns

@@ -10,8 +10,11 @@
 pub mod apgm;
 pub mod dcfpca;
 pub mod faps;
+pub mod faspca;
+pub mod fsspca;
 pub mod ialm;
 pub mod localpower;
+pub mod pca;
 pub mod registry;
 pub mod ssi;
 

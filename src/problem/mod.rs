@@ -5,6 +5,7 @@
 //! checked against [`Kind::metrics`] when a manifest loads.
 
 pub mod robust;
+pub mod sparse;
 pub mod subspace;
 
 use crate::data::cache::MatrixCache;
@@ -25,15 +26,19 @@ pub enum Kind {
     Subspace,
     /// Low rank plus sparse, M = L + S (DCF-PCA, CF-PCA, APGM, inexact ALM).
     Robust,
+    /// Sparse loadings: r directions of large variance with few non-zero weights (FSSPCA,
+    /// FASPCA, PCA as the dense baseline).
+    Sparse,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::Subspace, Kind::Robust];
+    pub const ALL: &'static [Kind] = &[Kind::Subspace, Kind::Robust, Kind::Sparse];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Subspace => "subspace",
             Kind::Robust => "robust",
+            Kind::Sparse => "sparse",
         }
     }
 
@@ -42,6 +47,7 @@ impl Kind {
         match self {
             Kind::Subspace => subspace::METRICS,
             Kind::Robust => robust::METRICS,
+            Kind::Sparse => sparse::METRICS,
         }
     }
 
@@ -51,6 +57,7 @@ impl Kind {
         match self {
             Kind::Subspace => &[],
             Kind::Robust => &["sv"],
+            Kind::Sparse => &["share_orig", "share_rand"],
         }
     }
 
@@ -91,6 +98,12 @@ pub trait Instance: Sync {
     /// The family's metrics of an estimate, in [`Kind::metrics`] order: `server` is what the
     /// server holds, `clients` what each client revealed through the evaluation channel.
     fn evaluate(&self, server: &Message, clients: &[Message]) -> Result<Vec<f64>>;
+    /// Which metrics (in [`Kind::metrics`] order) this instance defines; the others are NaN in
+    /// every row and do not count as divergence (a recovery error needs a planted truth).
+    /// None: all of them.
+    fn applicable(&self) -> Option<Vec<bool>> {
+        None
+    }
     /// Vectors describing the final estimate, by name (robust PCA: the singular values of L and
     /// of L₀ for the DCF-PCA paper's fig. 3); written to spectra.csv. Most families have none.
     fn spectra(
@@ -102,11 +115,30 @@ pub trait Instance: Sync {
     }
 }
 
+/// Axis labels (x, y) of the family's spectrum plots.
+pub fn spectrum_axes(kind: Kind) -> (&'static str, &'static str) {
+    match kind {
+        Kind::Sparse => sparse::SPECTRUM_AXES,
+        _ => ("index i", "singular value σ_i"),
+    }
+}
+
+/// A few words naming one spectrum, for legends.
+pub fn spectrum_short(name: &str) -> &str {
+    match name {
+        "share_orig" => "original features",
+        "share_rand" => "random features",
+        "sv" => "σ(L)",
+        other => other,
+    }
+}
+
 /// How the reference of a point is computed, for run.json.
 pub fn reference_note(point: &Point) -> String {
     match point.problem.kind {
         Kind::Subspace => subspace::solver_for(point.data.n),
         Kind::Robust => "the planted truth (L₀, S₀)".into(),
+        Kind::Sparse => sparse::REFERENCE.into(),
     }
 }
 
@@ -123,5 +155,8 @@ pub fn build(
             point, run_seed, cache, data_dir, progress,
         )?),
         Kind::Robust => Box::new(robust::RobustInstance::build(point, run_seed)?),
+        Kind::Sparse => Box::new(sparse::SparseInstance::build(
+            point, run_seed, data_dir, progress,
+        )?),
     })
 }

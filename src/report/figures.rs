@@ -360,10 +360,11 @@ fn heatmaps(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> Vec<(St
         .collect()
 }
 
-/// The spectrum `y` of every run's final estimate against its index, with the truth's.
+/// The spectra `y` (and `also`) of every run's final estimate against their index, with the
+/// truth's where the family records one ("<name>_truth").
 fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
-    let truth = format!("{}_truth", spec.y);
     let many = exp.points.len() > 1;
+    let names = metrics(spec);
     let at = |point: &str| {
         if many {
             format!(" {}", caption(exp, point))
@@ -378,27 +379,81 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
             .collect()
     };
     let mut series: Vec<Series> = Vec::new();
-    for r in records {
-        if let Some(t) = r.spectra.get(&truth) {
-            let label = format!("truth{}", at(&r.key.point));
-            if !series.iter().any(|s| s.label == label) {
+    for name in &names {
+        let truth = format!("{name}_truth");
+        let suffix = if names.len() > 1 {
+            format!(" — {}", crate::problem::spectrum_short(name))
+        } else {
+            String::new()
+        };
+        for r in records {
+            if let Some(t) = r.spectra.get(&truth) {
+                let label = format!("truth{}{suffix}", at(&r.key.point));
+                if !series.iter().any(|s| s.label == label) {
+                    series.push(Series {
+                        label,
+                        points: indexed(t),
+                    });
+                }
+            }
+            if let Some(v) = r.spectra.get(*name) {
                 series.push(Series {
-                    label,
-                    points: indexed(t),
+                    label: format!("{}{suffix}", label(exp, r, None)),
+                    points: indexed(v),
                 });
             }
         }
-        if let Some(v) = r.spectra.get(&spec.y) {
-            series.push(Series {
-                label: label(exp, r, None),
-                points: indexed(v),
-            });
+    }
+    let (x_label, y_label) = crate::problem::spectrum_axes(exp.kind);
+    LinePlot {
+        title: title(exp, spec),
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        log_y: spec.log_y,
+        series,
+        markers: Vec::new(),
+    }
+}
+
+/// The value of the first of `params` in a run's variant ("lambda1=10;rho=1000").
+fn param_value(variant: &str, params: &[String]) -> Option<f64> {
+    params.iter().find_map(|want| {
+        variant.split(';').find_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            (k == want).then(|| v.parse().ok()).flatten()
+        })
+    })
+}
+
+/// Each run's final value of `y` against the value of a swept method parameter: one line per
+/// method label and sweep point (the sparse PCA paper's fig. 3).
+fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
+    let mut series: Vec<Series> = Vec::new();
+    for r in records {
+        let (Some(x), Some(last)) = (param_value(&r.key.params, &spec.params), r.trace.last())
+        else {
+            continue;
+        };
+        let mut name = r.key.label.clone();
+        if exp.points.len() > 1 {
+            name = format!("{name} {}", caption(exp, &r.key.point));
         }
+        let point = (x, y_of(&spec.y, last));
+        match series.iter_mut().find(|s| s.label == name) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                label: name,
+                points: vec![point],
+            }),
+        }
+    }
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     LinePlot {
         title: title(exp, spec),
-        x_label: "index i".into(),
-        y_label: "singular value σ_i".into(),
+        x_label: spec.params.join(" / "),
+        y_label: y_label(exp, &spec.y).into(),
         log_y: spec.log_y,
         series,
         markers: Vec::new(),
@@ -430,6 +485,7 @@ pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result
             PlotKind::RoundsToTarget => render(&rounds_to_target(exp, records, spec), &stem)?,
             PlotKind::Bars => render_bars(&bars(exp, records, spec), &stem)?,
             PlotKind::Spectrum => render(&spectrum(exp, records, spec), &stem)?,
+            PlotKind::Final => render(&final_plot(exp, records, spec), &stem)?,
             PlotKind::Heatmap => {
                 let maps = heatmaps(exp, records, spec);
                 let single = maps.len() == 1;

@@ -303,7 +303,7 @@ pub fn run_one(
         net.record_transcript(vec![c]);
     }
     let bar = progress.rounds(exp.stop.max_rounds as u64, &describe(&key));
-    let mut rule = StopRule::new(&exp.stop, exp.kind);
+    let mut rule = StopRule::new(&exp.stop, exp.kind).with_applicable(inst.applicable());
     let mut seconds = 0.0;
     let observe = |net: &LocalNetwork, server: &dyn crate::methods::Server| {
         inst.evaluate(&server.estimate(), &net.reveal())

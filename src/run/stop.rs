@@ -48,6 +48,8 @@ pub struct StopRule<'a> {
     /// Index of the target metric in the family's metrics, and whether lower is better.
     target: Option<(usize, bool)>,
     last_objective: Option<f64>,
+    /// Metrics the instance defines (None: all); the others are NaN by design.
+    applicable: Option<Vec<bool>>,
 }
 
 impl<'a> StopRule<'a> {
@@ -64,7 +66,14 @@ impl<'a> StopRule<'a> {
             spec,
             target,
             last_objective: None,
+            applicable: None,
         }
+    }
+
+    /// Only the metrics marked true are checked for divergence.
+    pub fn with_applicable(mut self, applicable: Option<Vec<bool>>) -> Self {
+        self.applicable = applicable;
+        self
     }
 
     /// Decide after `round` rounds. `info` is what the method reported this step; `metrics` the
@@ -77,8 +86,12 @@ impl<'a> StopRule<'a> {
         seconds: f64,
     ) -> Option<StopReason> {
         let objective = info.objective;
+        let defined = |i: usize| self.applicable.as_ref().is_none_or(|a| a[i]);
         if metrics
             .iter()
+            .enumerate()
+            .filter(|(i, _)| defined(*i))
+            .map(|(_, v)| v)
             .chain(objective.as_ref())
             .any(|v| !v.is_finite())
         {

@@ -1,0 +1,616 @@
+//! FSSPCA: federated smoothing sparse PCA (Ciou, Chen, Tseng, Lee, "Federated Learning for
+//! Sparse Principal Component Analysis", §III.A–C, Algorithms 1–5): consensus ADMM for
+//!
+//!   min Σ_i (‖A^i − A^i w_i w_iᵀ‖²_F + λ1 r(w_i)) + λ2‖z‖₁  s.t. w_i ∈ St(n, r), w_i = z,   (6)
+//!
+//! with r(w) = Σ ψ_μ(w_jk) the smoothed ℓ1 norm (7) ([`smooth_l1`]).
+//!
+//! Orientation: the paper stores samples as rows (A^i ∈ R^{N_i×D}); the harness stores them as
+//! columns, so client i holds X_i = (A^i)ᵀ (n×m_i). The paper's (A^i)ᵀA^i is C_i = X_iX_iᵀ (n×n)
+//! and ‖A^i − A^i w wᵀ‖²_F = ‖X_i‖²_F − tr(wᵀC_i w) on the manifold. Each client forms C_i once
+//! (n is at most ~1000 in this family): every objective and gradient evaluation of its inner
+//! solver is then one n×n by n×r product, independent of m_i. The constant ‖X_i‖²_F is dropped
+//! from the local objective: it changes no step and would only cost digits in the Armijo test.
+//!
+//! One [`Server::step`] is one ADMM iteration and one network round:
+//! 1. the server broadcasts z (n×r; z⁰ = 0);
+//! 2. client i first applies the dual update of the previous iteration with that z,
+//!    u_i ← u_i + ρ(w_i − z) (Algorithm 1 line 10), then runs Riemannian gradient descent
+//!    (Algorithm 3) on its local problem (11), warm-started at its previous w_i,
+//!    f_i(w) = −tr(wᵀC_iw) + λ1 r(w) + ⟨u_i, w⟩ + ρ/2‖w − z‖²_F, and replies w_i (n×r);
+//! 3. the server sets z ← S_{λ2/(Kρ)}(w̄ + ū/ρ) (Algorithm 2, (9)–(10)).
+//!
+//! Communication: only w_i goes up and only z comes down. The server mirrors ū = mean_i u_i
+//! itself: the dual updates are deterministic given the w_i it received and the z it sent, so
+//! ū ← ū + ρ(w̄ − z) reproduces the clients' mean without their sending u_i.
+//!
+//! Deflation (Algorithm 4, `stage_size` > 0): loadings are found in stages of `stage_size`
+//! columns. Stage j runs ADMM on the generalized Stiefel manifold {wᵀGw = I}, G = I − FFᵀ with
+//! F the earlier stages' loadings (projection (18), Cholesky-QR retraction, Algorithm 5; G is
+//! applied as x − F(Fᵀx), never formed). When the stage ends (criterion or round cap) the server
+//! sets z_j ← qf(G z_j) (lines 4 and 9), appends it to F, and sends it as part "deflate" with the
+//! next broadcast; each client deflates C_i ← P C_i P, P = I − z_jz_jᵀ (line 6, the paper's
+//! A^i ← A^i(I − z_jz_jᵀ)), and restarts with u_i = 0, z = 0 and a fresh random w_i.
+//!
+//! CHOICES (the paper is silent):
+//! - the worker's RGD stops after `inner_max` iterations or when ‖grad‖_F falls below
+//!   `inner_tol` × its value at the round's first iterate;
+//! - Armijo backtracking (15) (the paper allows it instead of strong Wolfe), first trial = 2×
+//!   the last accepted step (1.0 the first time), at most [`MAX_BACKTRACKS`] reductions; when no
+//!   trial passes (no decrease representable in f64), the round's RGD stops there;
+//! - the Armijo slope is ⟨∇f, ζ⟩, the true derivative of f along the retraction curve. On
+//!   St(n, r) it equals the paper's ⟨grad f, ζ⟩ = −‖grad f‖²; under deflation (18) is only the
+//!   G-orthogonal projection, so the two can differ, and a direction with ⟨∇f, ζ⟩ ≥ 0 ends the
+//!   round's RGD rather than failing every trial;
+//! - the own stopping criterion (the paper gives none): primal residual
+//!   √((1/K)Σ_i‖w_i − z‖²_F) ≤ `tol` and dual residual ‖z − z_prev‖_F ≤ `tol`;
+//! - a finished stage is deflated with its orthonormalised z_j, so that I − z_jz_jᵀ is a
+//!   projector (the paper's line order deflates with G z_j before qf);
+//! - start points: w_i⁰ = orth(U[−1,1]^{n×r}) from the client's own seed stream; in a deflation
+//!   stage G·U[−1,1]^{n×r_j}, Cholesky-normalised. The family's start `z` gives only r.
+//!
+//! The output (Algorithm 1 line 14) is [F, qf(G z)] (G = I in the first stage); a current z that
+//! is rank deficient (all zero in round 0, or columns thresholded away) is reported as G z,
+//! unnormalised, since qf would invent directions. Sparsity is that of z: qf mixes the supports
+//! of later columns with earlier ones, as in the paper.
+
+use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::fed::{sum_part, Client, Message, Network};
+use crate::linalg::manifold::{
+    gen_stiefel_normalize, gen_stiefel_project, gen_stiefel_retract_cholqr, stiefel_project,
+    stiefel_retract_qr, Metric,
+};
+use crate::linalg::prox::{smooth_l1, smooth_l1_grad, soft_threshold};
+use crate::linalg::{fro2, orth, orth_with_r};
+use crate::seed;
+use anyhow::{bail, Result};
+use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// Step reductions tried per RGD iteration before giving up (0.5⁶⁰ ≈ 1e-18: beyond this no
+/// change of w is representable next to entries of size 1).
+pub const MAX_BACKTRACKS: u32 = 60;
+
+/// The line search stops once θ|⟨∇f, ζ⟩| ≤ ROUNDING·ε·Σ|terms of f|: below, a decrease is
+/// rounding noise.
+const ROUNDING: f64 = 100.0;
+
+pub struct Fsspca;
+
+/// FSSPCA parameters; every one can be set in a manifest's `params`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// λ1, weight of the smoothed ℓ1 r(w_i) at the workers. Paper: 10 (WDBC*, figs. 4–5,
+    /// table 1); 10–50 on synthetic data.
+    pub lambda1: f64,
+    /// λ2, weight of ‖z‖₁ at the master. Paper: 30 (WDBC*, figs. 4–5); 100–300 synthetic.
+    pub lambda2: f64,
+    /// ρ, the ADMM penalty. Paper: 1000 in every experiment.
+    pub rho: f64,
+    /// μ, the smoothing width of ψ_μ (7). Paper: 1e-3.
+    pub mu: f64,
+    /// Maximum RGD iterations per worker and round. CHOICE (paper silent).
+    pub inner_max: u32,
+    /// RGD stops when ‖grad‖_F ≤ inner_tol·‖grad‖_F at the round's first iterate. CHOICE.
+    pub inner_tol: f64,
+    /// c1 of the Armijo condition (15). CHOICE (a textbook value).
+    pub armijo_c1: f64,
+    /// Step reduction factor of the backtracking. CHOICE.
+    pub backtrack: f64,
+    /// Own criterion: √((1/K)Σ‖w_i − z‖²_F) ≤ tol and ‖z − z_prev‖_F ≤ tol. CHOICE (the paper
+    /// gives no stopping rule).
+    pub tol: f64,
+    /// Rounds after which a stage ends even if its criterion does not hold. CHOICE.
+    pub max_rounds_per_stage: u32,
+    /// Loadings per deflation stage (Algorithm 4): 0 = all r at once (the paper's default use).
+    pub stage_size: usize,
+    /// λ2 of each stage (Algorithm 4's λ_2j), one per stage; empty = `lambda2` for every stage.
+    pub lambda2_per_stage: Vec<f64>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            lambda1: 10.0,
+            lambda2: 30.0,
+            rho: 1000.0,
+            mu: 1e-3,
+            inner_max: 100,
+            inner_tol: 1e-3,
+            armijo_c1: 1e-4,
+            backtrack: 0.5,
+            tol: 1e-4,
+            max_rounds_per_stage: 1000,
+            stage_size: 0,
+            lambda2_per_stage: Vec::new(),
+        }
+    }
+}
+
+impl super::Params for Params {
+    // `!(x > 0.0)` on purpose: it rejects NaN too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        let bad = |k, m: &str| Err((k, m.to_string()));
+        let nonneg = |x: f64| x >= 0.0 && x.is_finite();
+        if !nonneg(self.lambda1) {
+            return bad("lambda1", "must be a finite number >= 0");
+        }
+        if !nonneg(self.lambda2) {
+            return bad("lambda2", "must be a finite number >= 0");
+        }
+        if !(self.rho > 0.0 && self.rho.is_finite()) {
+            return bad("rho", "must be a finite number > 0");
+        }
+        if !(self.mu > 0.0 && self.mu.is_finite()) {
+            return bad("mu", "must be a finite number > 0 (the paper's is 1e-3)");
+        }
+        if self.inner_max == 0 {
+            return bad("inner_max", "must be >= 1");
+        }
+        if !(self.inner_tol >= 0.0 && self.inner_tol < 1.0) {
+            return bad("inner_tol", "must lie in [0, 1)");
+        }
+        if !(self.armijo_c1 > 0.0 && self.armijo_c1 < 1.0) {
+            return bad("armijo_c1", "must lie in (0, 1)");
+        }
+        if !(self.backtrack > 0.0 && self.backtrack < 1.0) {
+            return bad("backtrack", "must lie in (0, 1)");
+        }
+        if !(self.tol >= 0.0) {
+            return bad("tol", "must be >= 0");
+        }
+        if self.max_rounds_per_stage == 0 {
+            return bad("max_rounds_per_stage", "must be >= 1");
+        }
+        if !self.lambda2_per_stage.iter().all(|&x| nonneg(x)) {
+            return bad(
+                "lambda2_per_stage",
+                "every entry must be a finite number >= 0",
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Params {
+    /// Loadings per stage: all r at once, or Algorithm 4's stages of `stage_size`.
+    fn stages(&self, r: usize) -> Vec<usize> {
+        if self.stage_size == 0 || self.stage_size >= r {
+            return vec![r];
+        }
+        (0..r)
+            .step_by(self.stage_size)
+            .map(|s| self.stage_size.min(r - s))
+            .collect()
+    }
+}
+
+impl Method for Fsspca {
+    type Params = Params;
+
+    fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
+        let (n, r) = setup.start.get("z")?.dim();
+        if r == 0 || r > n {
+            bail!("FSSPCA: {r} loadings of {n} features");
+        }
+        let stages = p.stages(r);
+        let lambda2 = if p.lambda2_per_stage.is_empty() {
+            vec![p.lambda2; stages.len()]
+        } else if p.lambda2_per_stage.len() == stages.len() {
+            p.lambda2_per_stage.clone()
+        } else {
+            bail!(
+                "FSSPCA: lambda2_per_stage has {} entries for {} stages ({r} loadings, stage_size {})",
+                p.lambda2_per_stage.len(),
+                stages.len(),
+                p.stage_size
+            );
+        };
+        Ok(Box::new(Master {
+            z: Array2::zeros((n, stages[0])),
+            ubar: Array2::zeros((n, stages[0])),
+            wbar_prev: None,
+            found: Array2::zeros((n, 0)),
+            deflate: None,
+            stage: 0,
+            stage_rounds: 0,
+            stages,
+            lambda2,
+            p: p.clone(),
+        }))
+    }
+
+    fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        let (n, r) = setup.start.get("z")?.dim();
+        if setup.block.n() != n {
+            bail!(
+                "FSSPCA: start has {n} rows, the data {} features",
+                setup.block.n()
+            );
+        }
+        // C_i = X_iX_iᵀ once (dense or sparse samples alike): the inner solver only needs C_i.
+        let c = setup.block.gram();
+        let mut rng = seed::rng(setup.seed, &["fsspca-w0", &setup.index.to_string()]);
+        let w = orth(crate::data::uniform_matrix(n, p.stages(r)[0], &mut rng).view());
+        Ok(Box::new(Worker {
+            u: Array2::zeros(w.dim()),
+            w,
+            c,
+            found: Array2::zeros((n, 0)),
+            dual_pending: false,
+            theta: 0.5,
+            iters: 0,
+            rng,
+            p: p.clone(),
+        }))
+    }
+}
+
+struct Worker {
+    /// C_i = X_iX_iᵀ, deflated in place by each finished stage.
+    c: Array2<f64>,
+    /// F: the finished stages' loadings (n×k, orthonormal); G = I − FFᵀ.
+    found: Array2<f64>,
+    w: Array2<f64>,
+    u: Array2<f64>,
+    /// w is this stage's previous iterate, so the next z completes its dual update.
+    dual_pending: bool,
+    /// Last accepted RGD step, carried across rounds (the next first trial is twice it).
+    theta: f64,
+    /// RGD iterations of the last round.
+    iters: u32,
+    rng: ChaCha8Rng,
+    p: Params,
+}
+
+impl Worker {
+    fn metric(&self) -> Metric<'_> {
+        if self.found.ncols() == 0 {
+            Metric::Identity
+        } else {
+            Metric::Complement(self.found.view())
+        }
+    }
+
+    /// Finish a stage: C_i ← P C_i P with P = I − DDᵀ, then restart on {wᵀGw = I}.
+    fn deflate(&mut self, d: ArrayView2<f64>, r: usize) -> Result<()> {
+        let n = self.c.nrows();
+        if d.nrows() != n || self.found.ncols() + d.ncols() + r > n {
+            bail!("FSSPCA: cannot deflate by {:?} (n = {n})", d.dim());
+        }
+        // PCP = C − D(DᵀC) − (CD)Dᵀ + D(DᵀCD)Dᵀ, without forming P.
+        let cd = self.c.dot(&d);
+        let dcd = d.t().dot(&cd);
+        let mut c = &self.c - &cd.dot(&d.t()) - &d.dot(&cd.t());
+        c += &d.dot(&dcd).dot(&d.t());
+        self.c = c;
+        self.found = concatenate![Axis(1), self.found, d];
+        let start = crate::data::uniform_matrix(n, r, &mut self.rng);
+        let g = self.metric();
+        self.w = gen_stiefel_normalize(g.apply(start.view()).view(), &g)?;
+        self.u = Array2::zeros((n, r));
+        self.dual_pending = false;
+        Ok(())
+    }
+
+    /// f_i(w) given C_i w (the constant ‖X_i‖²_F left out), and the size of its rounding error
+    /// in units of ε: the sum of its terms' magnitudes.
+    fn value(&self, w: &Array2<f64>, cw: &Array2<f64>, z: ArrayView2<f64>) -> (f64, f64) {
+        let terms = [
+            -(w * cw).sum(),
+            self.p.lambda1 * smooth_l1(w.view(), self.p.mu),
+            (&self.u * w).sum(),
+            0.5 * self.p.rho * fro2((w - &z).view()),
+        ];
+        (terms.iter().sum(), terms.iter().map(|t| t.abs()).sum())
+    }
+
+    /// ∇f_i(w) = −2C_iw + λ1∇r(w) + u_i + ρ(w − z).
+    fn egrad(&self, w: &Array2<f64>, cw: &Array2<f64>, z: ArrayView2<f64>) -> Array2<f64> {
+        let mut g = cw * -2.0;
+        g.scaled_add(self.p.lambda1, &smooth_l1_grad(w.view(), self.p.mu));
+        g += &self.u;
+        g.scaled_add(self.p.rho, &(w - &z));
+        g
+    }
+
+    /// Algorithm 3: Riemannian gradient descent with Armijo backtracking, from the current w.
+    // `!(slope < 0.0)` on purpose: it stops on NaN too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    fn rgd(&mut self, z: ArrayView2<f64>) {
+        let g = self.metric();
+        let stiefel = self.found.ncols() == 0;
+        let mut w = self.w.clone();
+        let mut cw = self.c.dot(&w);
+        let (mut fw, mut fmag) = self.value(&w, &cw, z);
+        let mut first = None;
+        let mut iters = 0;
+        let mut last_theta = self.theta;
+        while iters < self.p.inner_max {
+            let eg = self.egrad(&w, &cw, z);
+            let grad = if stiefel {
+                stiefel_project(w.view(), eg.view())
+            } else {
+                gen_stiefel_project(w.view(), &g, eg.view())
+            };
+            let norm = fro2(grad.view()).sqrt();
+            let g0 = *first.get_or_insert(norm);
+            if norm <= self.p.inner_tol * g0 || !norm.is_finite() {
+                break;
+            }
+            let zeta = -grad;
+            let slope = (&eg * &zeta).sum();
+            if !(slope < 0.0) {
+                if std::env::var("FSSPCA_DEBUG").is_ok() {
+                    let ft = &self.found;
+                    eprintln!("non-descent: slope {slope:e} |g| {norm:e} |Fw| {:e} |Feg| {:e} |w| {:e} |u| {:e} |z| {:e} it {iters}", fro2(ft.t().dot(&w).view()).sqrt(), fro2(ft.t().dot(&eg).view()).sqrt(), fro2(w.view()).sqrt(), fro2(self.u.view()).sqrt(), fro2(z).sqrt());
+                }
+                break;
+            }
+            let mut theta = 2.0 * last_theta;
+            let mut accepted = None;
+            for _ in 0..=MAX_BACKTRACKS {
+                // A predicted decrease below f's rounding error cannot be told from noise, and
+                // a step accepted on noise would shrink every later first trial: stop instead.
+                if theta * -slope <= ROUNDING * f64::EPSILON * fmag {
+                    break;
+                }
+                let step = &zeta * theta;
+                let trial = if stiefel {
+                    Ok(stiefel_retract_qr(w.view(), step.view()))
+                } else {
+                    gen_stiefel_retract_cholqr(w.view(), &g, step.view())
+                };
+                if let Ok(wt) = trial {
+                    let cwt = self.c.dot(&wt);
+                    let (ft, fmag_t) = self.value(&wt, &cwt, z);
+                    if ft <= fw + self.p.armijo_c1 * theta * slope {
+                        accepted = Some((wt, cwt, ft, fmag_t));
+                        break;
+                    }
+                }
+                theta *= self.p.backtrack;
+            }
+            let Some((wt, cwt, ft, fmag_t)) = accepted else {
+                if std::env::var("FSSPCA_DEBUG").is_ok() {
+                    eprintln!("fail: f {fw:e} |g| {norm:e} slope {slope:e} theta_last {last_theta:e} |u| {:e}", fro2(self.u.view()).sqrt());
+                }
+                break; // no decrease representable: w is as good as f64 can tell
+            };
+            (w, cw, fw, fmag) = (wt, cwt, ft, fmag_t);
+            last_theta = theta;
+            iters += 1;
+        }
+        self.theta = last_theta;
+        self.w = w;
+        self.iters = iters;
+    }
+}
+
+impl Client for Worker {
+    fn respond(&mut self, msg: &Message) -> Result<Message> {
+        let z = msg.get("z")?;
+        if z.nrows() != self.c.nrows() {
+            bail!(
+                "FSSPCA: z has {} rows, the data {} features",
+                z.nrows(),
+                self.c.nrows()
+            );
+        }
+        if msg.has("deflate") {
+            self.deflate(msg.get("deflate")?.view(), z.ncols())?;
+        } else if self.dual_pending {
+            // Algorithm 1 line 10 for the previous iteration, now that its z is known.
+            self.u.scaled_add(self.p.rho, &(&self.w - z));
+        }
+        if z.ncols() != self.w.ncols() {
+            bail!(
+                "FSSPCA: z has {} columns, this stage {}",
+                z.ncols(),
+                self.w.ncols()
+            );
+        }
+        self.rgd(z.view());
+        self.dual_pending = true;
+        Ok(Message::new().with("w", self.w.clone()))
+    }
+
+    fn reveal(&self) -> Message {
+        Message::new().with("w", self.w.clone())
+    }
+
+    fn inner_iters(&self) -> u32 {
+        self.iters
+    }
+}
+
+struct Master {
+    /// The current stage's consensus z (n×r_j).
+    z: Array2<f64>,
+    /// ū = mean_i u_i, mirrored from the w_i received and the z sent.
+    ubar: Array2<f64>,
+    /// w̄ of the previous round of this stage: its dual update completes with the next z sent.
+    wbar_prev: Option<Array2<f64>>,
+    /// F: the finished stages' loadings (orthonormal).
+    found: Array2<f64>,
+    /// The loadings of the stage just finished, to send with the next broadcast.
+    deflate: Option<Array2<f64>>,
+    stage: usize,
+    stage_rounds: u32,
+    stages: Vec<usize>,
+    lambda2: Vec<f64>,
+    p: Params,
+}
+
+impl Master {
+    /// Algorithm 4 lines 4 and 9: qf(G z) as the last columns of the QR of [F, z], which equal
+    /// qf((I − FFᵀ)z) when G z has full rank and stay orthonormal to F when it does not.
+    fn finish(&self) -> Array2<f64> {
+        let k = self.found.ncols();
+        let gz = &self.z - &self.found.dot(&self.found.t().dot(&self.z));
+        let q = orth(concatenate![Axis(1), self.found, gz].view());
+        q.slice(s![.., k..]).to_owned()
+    }
+}
+
+impl Server for Master {
+    fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
+        let mut msg = Message::new().with("z", self.z.clone());
+        if let Some(d) = self.deflate.take() {
+            msg = msg.with("deflate", d);
+        }
+        let replies = net.round(&msg)?;
+        let k = replies.len() as f64;
+        let rho = self.p.rho;
+        let wbar = sum_part(&replies, "w")? / k;
+        if let Some(prev) = self.wbar_prev.take() {
+            // The clients' dual step with the z just sent: ū ← ū + ρ(w̄_prev − z).
+            self.ubar.scaled_add(rho, &(&prev - &self.z));
+        }
+        let v = &wbar + &(&self.ubar / rho);
+        let z = soft_threshold(v.view(), self.lambda2[self.stage] / (k * rho));
+        let mut primal = 0.0;
+        for r in &replies {
+            primal += fro2((r.get("w")? - &z).view());
+        }
+        let primal = (primal / k).sqrt();
+        let dual = fro2((&z - &self.z).view()).sqrt();
+        self.z = z;
+        self.wbar_prev = Some(wbar);
+        self.stage_rounds += 1;
+        let criterion = primal <= self.p.tol && dual <= self.p.tol;
+        let last = self.stage + 1 == self.stages.len();
+        let stage_over = criterion || self.stage_rounds >= self.p.max_rounds_per_stage;
+        if stage_over && !last {
+            let zj = self.finish();
+            self.found = concatenate![Axis(1), self.found, zj];
+            self.deflate = Some(zj);
+            self.stage += 1;
+            let rj = self.stages[self.stage];
+            let n = self.z.nrows();
+            self.z = Array2::zeros((n, rj));
+            self.ubar = Array2::zeros((n, rj));
+            self.stage_rounds = 0;
+        }
+        Ok(StepInfo {
+            objective: None,
+            // Only the last stage's criterion is the run's: an earlier stage converging would
+            // otherwise stop the runner (own_criterion) before the remaining loadings.
+            converged: criterion && last,
+            done: stage_over && last,
+        })
+    }
+
+    fn estimate(&self) -> Message {
+        let gz = &self.z - &self.found.dot(&self.found.t().dot(&self.z));
+        // qf(Gz) only when Gz has full numerical rank (see the header).
+        let (_, r) = orth_with_r(gz.view());
+        let scale = r.diag().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let full = scale > 0.0 && r.diag().iter().all(|v| v.abs() > 1e-10 * scale);
+        let current = if full { self.finish() } else { gz };
+        let z = concatenate![Axis(1), self.found, current];
+        Message::new().with("z", z)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::matrix::Block;
+    use crate::data::uniform_matrix;
+    use crate::linalg::{sym_eig_desc, to_f_order};
+    use crate::methods::registry::Running;
+    use crate::methods::Params as _;
+
+    /// n×m samples (columns) with covariance ∝ V diag(10, 5, 1, 0.9, 0.8, …) Vᵀ, V random.
+    fn data(n: usize, m: usize, s: u64) -> Array2<f64> {
+        let mut rng = seed::rng(s, &["fsspca-test"]);
+        let v = orth(uniform_matrix(n, n, &mut rng).view());
+        let scales = ndarray::Array1::from_iter((0..n).map(|i| {
+            [10.0, 5.0]
+                .get(i)
+                .copied()
+                .unwrap_or(1.0 - 0.01 * i as f64)
+                .sqrt()
+        }));
+        let y = uniform_matrix(n, m, &mut rng) * &scales.insert_axis(Axis(1));
+        to_f_order(v.dot(&y).view())
+    }
+
+    fn params(text: &str) -> toml::Table {
+        toml::from_str(text).unwrap()
+    }
+
+    fn running<'a>(x: &'a Array2<f64>, sizes: &[usize], r: usize, p: &str) -> Running<'a> {
+        let n = x.nrows();
+        let z0 = orth(uniform_matrix(n, r, &mut seed::rng(3, &["z0"])).view());
+        let start = Message::new().with("z", z0);
+        let blocks = Block::Dense(x.view()).split(sizes);
+        Running::named("fsspca", &params(p), &start, 11, blocks, n).unwrap()
+    }
+
+    fn z(r: &Running) -> Array2<f64> {
+        r.server.estimate().get("z").unwrap().clone()
+    }
+
+    /// ‖sin Θ‖_F between span(z) and the top-k eigenvectors of XXᵀ.
+    fn sin_theta(x: &Array2<f64>, z: &Array2<f64>) -> f64 {
+        let eig = sym_eig_desc(x.dot(&x.t()).view()).unwrap();
+        let v = eig.vectors.slice(s![.., ..z.ncols()]).to_owned();
+        let q = orth(z.view());
+        fro2((&q - &v.dot(&v.t().dot(&q))).view()).sqrt()
+    }
+
+    /// Run until `done` (at most `max` rounds); the rounds run and whether the last converged.
+    fn run_to_end(run: &mut Running, max: usize) -> (usize, bool) {
+        for round in 1..=max {
+            let info = run.step().unwrap();
+            if info.done || info.converged {
+                return (round, info.converged);
+            }
+        }
+        (max, false)
+    }
+
+    #[test]
+    fn without_sparsity_it_finds_pcas_subspace() {
+        let x = data(20, 200, 1);
+        let mut run = running(
+            &x,
+            &[70, 60, 70],
+            2,
+            "lambda1 = 0\nlambda2 = 0\ntol = 1e-8",
+        );
+        let mut rounds = 0;
+        for _ in 0..2000 {
+            rounds += 1;
+            let info = run.step().unwrap();
+            if rounds % 10 == 0 || info.done {
+                eprintln!(
+                    "round {rounds}: sinΘ {:e} iters {:?}",
+                    sin_theta(&x, &z(&run)),
+                    run.net.inner_iters()
+                );
+            }
+            if info.done {
+                break;
+            }
+        }
+        let err = sin_theta(&x, &z(&run));
+        assert!(err <= 1e-6, "‖sin Θ‖_F = {err:e} after {rounds} rounds");
+    }
+
+    #[test]
+    fn deflation_scratch() {
+        let x = data(20, 200, 1);
+        for p in ["stage_size = 1\nlambda1 = 0\nlambda2 = 0\ntol = 1e-7"] {
+            let mut run = running(&x, &[70, 60, 70], 2, p);
+            let (rounds, conv) = run_to_end(&mut run, 3000);
+            let z = z(&run);
+            eprintln!("{p:?}: {rounds} rounds conv {conv} sinΘ {:e} ztz {:?} l0 {}", sin_theta(&x, &z), z.t().dot(&z), z.iter().filter(|v| **v != 0.0).count());
+        }
+    }
+}

@@ -16,16 +16,17 @@ use std::process::ExitCode;
 /// its split over clients, the methods and the stop rule, with a `paper` profile at the paper's
 /// sizes and a `quick` one scaled down. Methods talk only through a simulated network that
 /// counts every round, vector and byte; metrics against the problem family's reference
-/// (LAPACK for dominant subspaces, the planted truth for robust PCA) are computed outside the
-/// timed part. Results go to results/<paper>/<id>/<profile>/: trace.csv (one row per run and
-/// round), summary.csv (one row per run), report.md (the paper's numbers beside ours),
-/// figures (.svg, .png) and run.json (provenance).
+/// (LAPACK for dominant subspaces and sparse PCA, the planted truth for robust PCA) are
+/// computed outside the timed part. Results go to results/<paper>/<id>/<profile>/: trace.csv
+/// (one row per run and round), summary.csv (one row per run), report.md (the paper's numbers
+/// beside ours), figures (.svg, .png) and run.json (provenance).
 ///
 /// Examples:
 ///   dpca list
 ///   dpca run experiments/faps/table4.toml --profile quick
 ///   dpca run experiments/faps/table1.toml --method faps --force
 ///   dpca run experiments/dcfpca/fig1_n500.toml --profile quick
+///   dpca run experiments/fspca/table1.toml --profile quick
 ///   dpca render results/faps/table4/paper
 ///   dpca reproduce --profile quick
 #[derive(Parser)]

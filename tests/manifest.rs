@@ -1052,3 +1052,66 @@ fn robust_manifests_are_checked_and_zip_sweeps_pair_their_lists() {
     let e = load_err(&w, "paper");
     assert!(e.to_string().contains("one length"), "{e}");
 }
+
+/// A sparse-PCA manifest: the spiked generator's and the noise features' keys are checked where
+/// they are written, and the `final` plot needs its parameters.
+#[test]
+fn sparse_manifests_check_their_generator_noise_and_plot_keys() {
+    let sparse = GOOD
+        .replace(
+            "generator = \"svd\"\nspectrum = \"geometric\"\nn = 20\nm = 640\nxi = 1.01",
+            "generator = \"spiked\"\nn = 20\nm = 640\nspikes = [40.0, 30.0]\nsupport = 5",
+        )
+        .replace("[problem]\np = 4", "[problem]\nkind = \"sparse\"\np = 2")
+        .replace(
+            "name = \"ssi\"\nlabel = \"SSI\"",
+            "name = \"faspca\"\nlabel = \"SSI\"",
+        )
+        .replace(
+            "name = \"faps\"\nparams = { inner = \"fixed\", inner_steps = [3, 5] }",
+            "name = \"fsspca\"\nparams = { lambda1 = [1.0, 2.0] }",
+        )
+        .replace("y = \"kkt\"", "y = \"recovery\"")
+        .replace("sv_err = 1.09e-7", "recovery = 0.02");
+    let w = write(&sparse);
+    let e = manifest::load(&w.path, "paper").unwrap();
+    assert_eq!(e.points[0].problem.p, 2);
+
+    let w = write(&sparse.replace("support = 5", "support = 15"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "support = 15"),
+        "data.support",
+        &["support·spikes <= n"],
+    );
+    let w = write(&sparse.replace("spikes = [40.0, 30.0]", "spikes = [40.0, 0.5]"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "spikes ="),
+        "data.spikes",
+        &["> 1"],
+    );
+    let w = write(&sparse.replace("support = 5", "support = 5\nnoise_features = 10"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "noise_features"),
+        "data.noise_features",
+        &["only used with", "dataset"],
+    );
+    let w = write(&sparse.replace("kind = \"sparse\"", "kind = \"subspace\""));
+    let e = load_err(&w, "paper");
+    assert!(
+        e.to_string().contains("kind = \\\"sparse\\\"") || e.to_string().contains("sparse"),
+        "{e}"
+    );
+    let w = write(&sparse.replace("y = \"recovery\"", "kind = \"final\"\ny = \"recovery\""));
+    let e = load_err(&w, "paper");
+    assert!(e.to_string().contains("needs params"), "{e}");
+    let w = write(&sparse.replace("p = 2", "p = 2\nlambda = -1.0"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "lambda = -1.0"),
+        "problem.lambda",
+        &[">= 0"],
+    );
+}

@@ -166,6 +166,10 @@ pub struct DataSpec {
     /// §IV.C); otherwise all share one Σ.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub heterogeneous: bool,
+    /// Spiked only: divide each client's samples by √m_i, so that its X_iX_iᵀ estimates Σ at
+    /// every client count (the scale at which the paper's λ and ρ behave as it reports).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub covariance_scale: bool,
     /// Dataset only: random features appended after the dataset's own (WDBC*: 800).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_features: Option<usize>,
@@ -235,8 +239,8 @@ impl DataSpec {
         }
         if !self.spikes.is_empty() {
             key.push_str(&format!(
-                "-spikes{:?}-support{:?}-het{}",
-                self.spikes, self.support, self.heterogeneous
+                "-spikes{:?}-support{:?}-het{}-cov{}",
+                self.spikes, self.support, self.heterogeneous, self.covariance_scale
             ));
         }
         if let Some(k) = self.noise_features {

@@ -221,6 +221,7 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
         ("data.spikes", !d.spikes.is_empty(), spiked),
         ("data.support", d.support.is_some(), spiked),
         ("data.heterogeneous", d.heterogeneous, spiked),
+        ("data.covariance_scale", d.covariance_scale, spiked),
         (
             "data.noise_features",
             d.noise_features.is_some(),

@@ -200,7 +200,7 @@ impl SparseInstance {
             Generator::Spiked => {
                 let sizes = point.partition.client_sizes(spec.m);
                 let support = spec.support.expect("validated: spiked data has a support");
-                let d = spiked::spiked(
+                let mut d = spiked::spiked(
                     spec.n,
                     &sizes,
                     &spec.spikes,
@@ -208,6 +208,14 @@ impl SparseInstance {
                     spec.heterogeneous,
                     data_seed,
                 )?;
+                if spec.covariance_scale {
+                    let mut at = 0;
+                    for &mc in &sizes {
+                        let mut block = d.x.slice_mut(s![.., at..at + mc]);
+                        block /= (mc as f64).sqrt();
+                        at += mc;
+                    }
+                }
                 let original = (0..spec.n)
                     .map(|f| d.loadings.row(f).iter().any(|v| *v != 0.0))
                     .collect();

@@ -35,14 +35,36 @@ fn beside(ours: f64, theirs: Option<f64>) -> String {
 fn setting(p: &Point) -> String {
     let d = &p.data;
     let source = match (&d.dataset, d.spectrum) {
-        (Some(name), _) => format!(
-            "dataset {name} ({} split, first m samples), preprocessing: {}",
-            d.split
-                .map_or("train".into(), |s| format!("{s:?}").to_lowercase()),
-            if d.preprocess.is_empty() {
-                "none".into()
+        (Some(name), _) => {
+            format!(
+                "dataset {name} ({} split, first m samples), preprocessing: {}",
+                d.split
+                    .map_or("train".into(), |s| format!("{s:?}").to_lowercase()),
+                if d.preprocess.is_empty() {
+                    "none".into()
+                } else {
+                    format!("{:?}", d.preprocess).to_lowercase()
+                }
+            ) + &d.noise_features.map_or(String::new(), |k| {
+                format!(
+                    ", then {k} {} noise features, then {}",
+                    d.noise.map_or("uniform", |x| x.as_str()),
+                    if d.after_noise.is_empty() {
+                        "no preprocessing".into()
+                    } else {
+                        format!("{:?}", d.after_noise).to_lowercase()
+                    }
+                )
+            })
+        }
+        (None, None) if !d.spikes.is_empty() => format!(
+            "x ~ N(0, VDVᵀ) with planted sparse loadings, spikes {:?}, support {}{}",
+            d.spikes,
+            d.support.unwrap_or(0),
+            if d.heterogeneous {
+                ", each client its own trailing eigenvectors (non-IID)"
             } else {
-                format!("{:?}", d.preprocess).to_lowercase()
+                ""
             }
         ),
         (None, Some(sp)) => match (d.xi, d.kappa) {
@@ -116,8 +138,8 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let _ = writeln!(
         s,
         "Ratios are ours / paper. Rounds = communication rounds (= the paper's iterations). Our \
-         time is the method alone on this machine (metrics excluded); the paper's comes from an MPI \
-         cluster, so compare times only between methods of the same run.\n"
+         time is the method alone on this machine (metrics excluded); the paper's comes from its \
+         authors' machine, so compare times only between methods of the same run.\n"
     );
     if exp.points.len() > 1 && exp.paper_results.iter().any(|p| p.point.is_none()) {
         let _ = writeln!(

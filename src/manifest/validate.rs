@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::locate::Locator;
-use super::schema::{Preprocess, RawManifest, RawPoint, Scheme, Spectrum, LEAK_ERR};
+use super::schema::{DataSpec, Preprocess, RawManifest, RawPoint, Scheme, Spectrum, LEAK_ERR};
 use super::{ManifestError, MethodSpec, Point};
 use crate::methods::registry;
 use crate::problem::Kind;
@@ -627,10 +627,8 @@ pub(crate) fn check_family(
     Ok(kind)
 }
 
-/// A spiked point: spikes above the unit noise eigenvalues, supports that fit, per-client
-/// generation (so contiguous splits only).
-fn check_spiked(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
-    let d = &pt.data;
+/// A planted generator (`gen`) takes none of the svd generator's or a dataset's keys.
+fn reject_svd_and_dataset_keys(d: &DataSpec, gen: &str, loc: &Locator, at: &str) -> Result {
     for (key, set) in [
         ("data.spectrum", d.spectrum.is_some()),
         ("data.xi", d.xi.is_some()),
@@ -642,10 +640,18 @@ fn check_spiked(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
         if set {
             return Err(loc.error(
                 key,
-                format!("not used by generator = \"spiked\": remove it{at}"),
+                format!("not used by generator = \"{gen}\": remove it{at}"),
             ));
         }
     }
+    Ok(())
+}
+
+/// A spiked point: spikes above the unit noise eigenvalues, supports that fit, per-client
+/// generation (so contiguous splits only).
+fn check_spiked(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let d = &pt.data;
+    reject_svd_and_dataset_keys(d, "spiked", loc, at)?;
     if d.spikes.is_empty() {
         return Err(loc.error(
             "data.spikes",
@@ -691,21 +697,7 @@ fn check_spiked(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
 /// (the planted truth is not reordered), the rank bound p ≥ r.
 fn check_robust(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     let d = &pt.data;
-    for (key, set) in [
-        ("data.spectrum", d.spectrum.is_some()),
-        ("data.xi", d.xi.is_some()),
-        ("data.kappa", d.kappa.is_some()),
-        ("data.dataset", d.dataset.is_some()),
-        ("data.split", d.split.is_some()),
-        ("data.preprocess", !d.preprocess.is_empty()),
-    ] {
-        if set {
-            return Err(loc.error(
-                key,
-                format!("not used by generator = \"robust\": remove it{at}"),
-            ));
-        }
-    }
+    reject_svd_and_dataset_keys(d, "robust", loc, at)?;
     let Some(r) = d.rank else {
         return Err(loc.error(
             "data.rank",

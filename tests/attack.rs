@@ -1,11 +1,16 @@
 //! The leakage attack (FAPS Prop. 2 and 5): the server rebuilds A_1A_1ᵀ from SSI's and
-//! LocalPower's transcripts, but not from FAPS's.
+//! LocalPower's transcripts, but not from FAPS's; and the sparse consensus-ADMM methods' replies
+//! give it C_iw back through the server's own bookkeeping.
 
 mod common;
 
 use common::{method, small};
-use dpca_bench::attack::{leakage_errors, pairs};
+use common::params;
+use dpca_bench::attack::{leak, leakage_errors, pairs};
 use dpca_bench::fed::Network;
+use dpca_bench::linalg::fro2;
+use dpca_bench::methods::registry::lookup;
+use ndarray::Array2;
 
 const N: usize = 24;
 const P: usize = 4;
@@ -22,7 +27,7 @@ fn attack(name: &str, seed: u64, rounds: usize) -> Vec<f64> {
     let pairs = pairs(m.net.transcript().expect("recorded"), 0).unwrap();
     assert_eq!(pairs.len(), rounds);
     let a1 = common::even_blocks(s.a.view(), D)[0].as_dense().unwrap();
-    leakage_errors(a1, &pairs, rounds).unwrap()
+    leakage_errors(a1, &pairs, rounds, false).unwrap()
 }
 
 #[test]
@@ -56,4 +61,67 @@ fn faps_transcript_does_not_reveal_it() {
         min >= 1e-1,
         "FAPS leaked: min error {min:e} (all: {errs:?})"
     );
+}
+
+/// The server-side reconstruction of [`dpca_bench::attack::admm`] on client 0 after `rounds`
+/// rounds of a consensus-ADMM sparse method: the leak, client 0's data and the attack errors by
+/// round (None where the round leaked nothing).
+fn admm_attack(
+    name: &str,
+    text: &str,
+    seed: u64,
+    rounds: usize,
+) -> (dpca_bench::attack::Leak, Array2<f64>, Vec<Option<f64>>) {
+    let s = small(N, 600, P, 1.05, seed);
+    let p = params(text);
+    let mut m = method(name, p.clone(), &s, D);
+    m.net.record_transcript(vec![0]);
+    for _ in 0..rounds {
+        m.step().unwrap();
+    }
+    let resolved = (lookup(name).unwrap().check)(&p).unwrap();
+    let l = leak(name, &resolved, m.net.transcript().unwrap(), 0, rounds).unwrap();
+    let a1 = common::even_blocks(s.a.view(), D)[0]
+        .as_dense()
+        .unwrap()
+        .to_owned();
+    let mut by_round = vec![None; rounds + 1];
+    for ((round, ..), e) in l.pairs.iter().zip(l.errors(a1.view(), rounds).unwrap()) {
+        by_round[*round] = Some(e);
+    }
+    (l, a1, by_round)
+}
+
+/// FASPCA's normalised closed-form step, with the server's mirror of u_i and C_i's symmetry,
+/// gives C_iw_{t−1} exactly: once the loadings span ℝⁿ (n = 24 here, one per round) A_1A_1ᵀ
+/// is rebuilt.
+#[test]
+fn faspca_transcript_reveals_the_local_gram_matrix() {
+    let (_, _, errs) = admm_attack("faspca", "lambda = 0.01\nrho = 10.0", 24, 2 * N + 10);
+    assert!(errs[1].is_none(), "round 1 starts from the private w⁰");
+    assert!(errs[N / 2].unwrap() > 1e-1, "too early: {errs:?}");
+    let last = errs.last().unwrap().unwrap();
+    assert!(last <= 1e-6, "after {} rounds: {last:e} ({errs:?})", 2 * N + 10);
+}
+
+/// FSSPCA's w_t is stationary for its local problem: each round gives C_iw_t up to the unknown
+/// multiplier, which C_i's symmetry pins down except for a shift αw_t common to all rounds (the
+/// local problem is the same for C_i + αI).
+#[test]
+fn fsspca_transcript_reveals_the_local_products_up_to_a_shift() {
+    let text = "lambda1 = 0.01\nlambda2 = 0.01\nrho = 10.0\ninner_tol = 0.0\ninner_max = 1000";
+    let (l, a1, _) = admm_attack("fsspca", text, 25, 12);
+    assert!(l.up_to_shift);
+    let c = a1.dot(&a1.t());
+    // One α for every round: fitted on round 2, checked on all later rounds.
+    let shift_fit = |x: &Array2<f64>, y: &Array2<f64>| (&(y - &c.dot(x)) * x).sum() / fro2(x.view());
+    let alpha = shift_fit(&l.pairs[1].1, &l.pairs[1].2);
+    for (round, x, y) in &l.pairs[1..] {
+        let cx = c.dot(x);
+        let rel = fro2((&(y - &cx) - &(x * alpha)).view()).sqrt() / fro2(cx.view()).sqrt();
+        // 1e-2: the multipliers are only weakly determined once the loadings barely move.
+        assert!(rel <= 1e-2, "round {round}: ‖y − (C + αI)x‖/‖Cx‖ = {rel:e}");
+    }
+    // Without the shift the products are wrong: α is not small next to C_i.
+    assert!(alpha.abs() > 1e-2 * fro2(c.view()).sqrt());
 }

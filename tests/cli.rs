@@ -170,6 +170,20 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
     );
     // The re-rendered provenance keeps the computing process's memory, not the reloader's own.
     assert_eq!(peak(&r1), computed_peak);
+
+    // Re-running one method (--method FAPS --force) recomputes it alone; the outputs still hold
+    // every stored run, SSI's included.
+    let o = Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args(["run", "tiny.toml", "--profile", "quick", "--results", "r1"])
+        .args(["--cache", "cache", "--method", "FAPS", "--force"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        without_time(&r1.join("summary.csv")),
+        without_time(&r2.join("summary.csv"))
+    );
 }
 
 #[test]

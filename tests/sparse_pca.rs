@@ -130,8 +130,9 @@ fn faspca_sends_one_loading_each_way_per_round() {
         &x,
         &sizes,
         2,
-        100,
+        14,
     );
+    // The first loading is capped at 7 rounds; the last runs until the run's cap, 14.
     assert_eq!(steps, 14);
     let k = sizes.len() as u64;
     // Up: w_i (n×1) per client per round. Down: one broadcast of z per round, plus the finished

@@ -7,7 +7,10 @@
 //! mask Q_i that changes every round, so no such Φ exists.
 //!
 //! Parts read by name: a reply's `y` answers the broadcast `z`, or, when the reply also carries
-//! its own basis `z` (LocalPower's aligned rounds), that basis.
+//! its own basis `z` (LocalPower's aligned rounds), that basis. The consensus-ADMM sparse PCA
+//! methods send no such product; [`admm`] rebuilds it from what their server knows.
+
+pub mod admm;
 
 use crate::fed::Transcript;
 use crate::linalg::fro2;
@@ -15,6 +18,67 @@ use anyhow::{Context, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use ndarray_linalg::JobSvd;
 use ndarray_linalg::SVDDC;
+
+/// The products the server rebuilt from one client's transcript: (round, X, A_1A_1ᵀX), in round
+/// order. The round is the one in which the pair became known.
+#[derive(Default)]
+pub struct Leak {
+    pub pairs: Vec<(usize, Array2<f64>, Array2<f64>)>,
+    /// The products are A_1A_1ᵀX only up to a shift αX (see [`leakage_errors`]).
+    pub up_to_shift: bool,
+}
+
+impl Leak {
+    /// [`leakage_errors`] of these pairs, one per pair.
+    pub fn errors(&self, a1: ArrayView2<f64>, max_rounds: usize) -> Result<Vec<f64>> {
+        leakage_errors(a1, &self.products(), max_rounds, self.up_to_shift)
+    }
+
+    /// The (X, A_1A_1ᵀX) pairs without their rounds.
+    pub fn products(&self) -> Vec<(Array2<f64>, Array2<f64>)> {
+        self.pairs
+            .iter()
+            .map(|(_, x, y)| (x.clone(), y.clone()))
+            .collect()
+    }
+}
+
+/// Whether [`leak`] can read `method`'s transcript: every subspace method's replies answer the
+/// broadcast (`y` for `z`); of the sparse ones, the consensus-ADMM methods of [`admm`].
+pub fn reads(method: &str, kind: crate::problem::Kind) -> bool {
+    match kind {
+        crate::problem::Kind::Subspace => true,
+        crate::problem::Kind::Sparse => matches!(method, "faspca" | "fsspca"),
+        _ => false,
+    }
+}
+
+/// What the server learns from `client` under `method` (with its resolved parameters) in the
+/// first `max_rounds` rounds.
+pub fn leak(
+    method: &str,
+    params: &serde_json::Value,
+    t: &Transcript,
+    client: usize,
+    max_rounds: usize,
+) -> Result<Leak> {
+    fn parse<P: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Result<P> {
+        serde_json::from_value(v.clone()).context("attack: the method's parameters")
+    }
+    match method {
+        "faspca" => admm::faspca(t, client, &parse(params)?, max_rounds),
+        "fsspca" => admm::fsspca(t, client, &parse(params)?, max_rounds),
+        _ => Ok(Leak {
+            pairs: pairs(t, client)?
+                .into_iter()
+                .take(max_rounds)
+                .enumerate()
+                .map(|(i, (x, y))| (i + 1, x, y))
+                .collect(),
+            up_to_shift: false,
+        }),
+    }
+}
 
 /// The (input, output) pairs the server saw from `client`, in round order.
 pub fn pairs(t: &Transcript, client: usize) -> Result<Vec<(Array2<f64>, Array2<f64>)>> {
@@ -31,10 +95,16 @@ pub fn pairs(t: &Transcript, client: usize) -> Result<Vec<(Array2<f64>, Array2<f
 /// Never forms anything larger than n×kp: with the thin SVD X = [Z⁽¹⁾…Z⁽ᵏ⁾] = USVᵀ (rank r),
 /// Φ = BUᵀ with B = [Y…]VS⁻¹, and, M = A_1A_1ᵀ,
 /// ‖Φ − M‖²_F = ‖B − MU‖²_F + ‖M(I − UUᵀ)‖²_F, the second term exactly 0 once r = n.
+///
+/// `up_to_shift`: the transcript determines M only up to M + αI (FSSPCA: its local problem
+/// does not change under that shift), so the error is min_α ‖Φ − (M + αI)‖_F (the part outside
+/// span(U) counted as unrecovered) relative to ‖M − (tr M/n)I‖_F. Both are quadratics in α with
+/// closed-form minimum, still without n×n matrices.
 pub fn leakage_errors(
     a1: ArrayView2<f64>,
     pairs: &[(Array2<f64>, Array2<f64>)],
     max_rounds: usize,
+    up_to_shift: bool,
 ) -> Result<Vec<f64>> {
     let n = a1.nrows();
     // ‖M‖²_F = ‖A_1ᵀA_1‖²_F, the smaller Gram of the two.
@@ -42,6 +112,12 @@ pub fn leakage_errors(
         fro2(a1.t().dot(&a1).view())
     } else {
         fro2(a1.dot(&a1.t()).view())
+    };
+    let trace = fro2(a1);
+    let denominator = if up_to_shift {
+        m_fro2 - trace * trace / n as f64
+    } else {
+        m_fro2
     };
     let mut out = Vec::new();
     for k in 1..=pairs.len().min(max_rounds) {
@@ -68,7 +144,14 @@ pub fn leakage_errors(
         } else {
             (m_fro2 - fro2(mu.view())).max(0.0)
         };
-        out.push(((inside + outside) / m_fro2).sqrt());
+        let mut err2 = inside + outside;
+        if up_to_shift {
+            // ‖B − MU − αU‖² + ‖(M + αI)(I − UUᵀ)‖² = err2 − 2αc + α²n, minimal at α = c/n.
+            let utmu = fro2(a1.t().dot(&u).view());
+            let c = (&u * &(&b - &mu)).sum() - (trace - utmu);
+            err2 = (err2 - c * c / n as f64).max(0.0);
+        }
+        out.push((err2 / denominator).sqrt());
     }
     Ok(out)
 }

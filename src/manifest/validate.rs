@@ -616,13 +616,22 @@ pub(crate) fn check_family(
             metric(&format!("paper_results[{i}].{name}"), name, false)?;
         }
     }
-    if raw.attack.is_some() && kind != Kind::Subspace {
-        return Err(loc.error(
-            "attack",
-            format!(
-                "the leakage attack reads subspace methods' transcripts; this manifest is `{kind}`"
-            ),
-        ));
+    if raw.attack.is_some() {
+        if let Some((i, m)) = raw
+            .methods
+            .iter()
+            .enumerate()
+            .find(|(_, m)| !crate::attack::reads(&m.name, kind))
+        {
+            return Err(loc.error(
+                &format!("methods[{i}].name"),
+                format!(
+                    "the leakage attack cannot read `{}`'s transcript (it reads every subspace \
+                     method's, and FASPCA's and FSSPCA's); drop [attack] or the method",
+                    m.name
+                ),
+            ));
+        }
     }
     Ok(kind)
 }

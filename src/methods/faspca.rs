@@ -17,8 +17,8 @@
 //! (kept as the projector, never as a copy of the data), and starts loading j + 1 afresh.
 //!
 //! CHOICES (the paper gives none): a loading stops when the primal residual
-//! √((1/K)Σ‖w_i − z‖²) and the change ‖z − z_prev‖ are both ≤ `tol`, or after
-//! `max_rounds_per_loading` rounds; each client starts every loading from its own random unit
+//! √((1/K)Σ‖w_i − z‖²) and the change ‖z − z_prev‖ are both ≤ `tol`, or, unless it is the last
+//! loading (which runs until the run's stop rule), after `max_rounds_per_loading` rounds; each client starts every loading from its own random unit
 //! vector (the paper: "a random normalized vector").
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
@@ -46,7 +46,7 @@ pub struct Params {
     pub rho: f64,
     /// Stop a loading when the primal residual and the change of z are both ≤ tol (CHOICE).
     pub tol: f64,
-    /// Rounds after which a loading stops regardless (CHOICE).
+    /// Rounds after which a loading other than the last stops regardless (CHOICE).
     pub max_rounds_per_loading: u32,
 }
 
@@ -281,7 +281,10 @@ impl Server for FaspcaServer {
         self.wbar = Some(wbar);
         self.rounds += 1;
         let converged = primal.sqrt() <= self.p.tol && change <= self.p.tol;
-        if !(converged || self.rounds >= self.p.max_rounds_per_loading) {
+        // The cap moves on to the next loading; the last one runs until the run's stop rule.
+        let last = loading + 1 == self.r;
+        let capped = !last && self.rounds >= self.p.max_rounds_per_loading;
+        if !(converged || capped) {
             return Ok(StepInfo::default());
         }
         self.capped |= !converged;
@@ -289,7 +292,6 @@ impl Server for FaspcaServer {
         let zj = self.current();
         self.done =
             concatenate(Axis(1), &[self.done.view(), zj.view()]).context("appending a loading")?;
-        let last = self.done.ncols() == self.r;
         if !last {
             self.deflate = Some(zj);
             self.z.fill(0.0);

@@ -29,8 +29,8 @@
 //! F the earlier stages' loadings (projection (18), Cholesky-QR retraction, Algorithm 5; G is
 //! applied as x − F(Fᵀx), never formed). When the stage ends (criterion or round cap) the server
 //! sets z_j ← qf(G z_j) (lines 4 and 9), appends it to F, and sends it as part "deflate" with the
-//! next broadcast; each client deflates C_i ← P C_i P, P = I − z_jz_jᵀ (line 6, the paper's
-//! A^i ← A^i(I − z_jz_jᵀ)), and restarts with u_i = 0, z = 0 and a fresh random w_i. A stage's
+//! next broadcast; each client deflates with P = I − z_jz_jᵀ (line 6): the paper's
+//! A^i ← A^i(I − z_jz_jᵀ), i.e. X_i ← P X_i, or C_i ← P C_i P when C_i is formed, and restarts with u_i = 0, z = 0 and a fresh random w_i. A stage's
 //! criterion is not the run's: `converged` and `done` are reported for the last stage only.
 //!
 //! CHOICES (the paper is silent):
@@ -71,6 +71,7 @@
 //! converge in ~300 rounds to the planted support.
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{sum_part, Client, Message, Network};
 use crate::linalg::manifold::{
     gen_stiefel_normalize, gen_stiefel_project, gen_stiefel_retract_cholqr, stiefel_project,
@@ -118,7 +119,8 @@ pub struct Params {
     /// Own criterion: √((1/K)Σ‖w_i − z‖²_F) ≤ tol and ‖z − z_prev‖_F ≤ tol. CHOICE (the paper
     /// gives no stopping rule).
     pub tol: f64,
-    /// Rounds after which a stage ends even if its criterion does not hold. CHOICE.
+    /// Rounds after which a deflation stage ends even if its criterion does not hold, to move
+    /// on to the next loadings. CHOICE. The last (or only) stage runs until the run's stop rule.
     pub max_rounds_per_stage: u32,
     /// Loadings per deflation stage (Algorithm 4): 0 = all r at once (the paper's default use).
     pub stage_size: usize,
@@ -216,9 +218,54 @@ impl Method for Fsspca {
     }
 }
 
+/// C_i = X_iX_iᵀ as the inner solver applies it: through the factor X_i (n×m_i) when m_i < n/2,
+/// else formed once.
+enum Curvature {
+    Factor(Array2<f64>),
+    Formed(Array2<f64>),
+}
+
+impl Curvature {
+    fn new(block: Block) -> Self {
+        match block.as_dense() {
+            Some(x) if 2 * x.ncols() < x.nrows() => Self::Factor(x.to_owned()),
+            _ => Self::Formed(block.gram()),
+        }
+    }
+
+    fn n(&self) -> usize {
+        match self {
+            Self::Factor(x) | Self::Formed(x) => x.nrows(),
+        }
+    }
+
+    /// C_i w.
+    fn times(&self, w: &Array2<f64>) -> Array2<f64> {
+        match self {
+            Self::Factor(x) => x.dot(&x.t().dot(w)),
+            Self::Formed(c) => c.dot(w),
+        }
+    }
+
+    /// C_i ← P C_i P with P = I − DDᵀ (D orthonormal): X_i ← P X_i, or, when C_i is formed,
+    /// PCP = C − D(DᵀC) − (CD)Dᵀ + D(DᵀCD)Dᵀ, without forming P.
+    fn deflate(&mut self, d: ArrayView2<f64>) {
+        match self {
+            Self::Factor(x) => *x -= &d.dot(&d.t().dot(&*x)),
+            Self::Formed(c) => {
+                let cd = c.dot(&d);
+                let dcd = d.t().dot(&cd);
+                let mut pcp = &*c - &cd.dot(&d.t()) - &d.dot(&cd.t());
+                pcp += &d.dot(&dcd).dot(&d.t());
+                *c = pcp;
+            }
+        }
+    }
+}
+
 struct Worker {
-    /// C_i = X_iX_iᵀ, deflated in place by each finished stage.
-    c: Array2<f64>,
+    /// C_i, deflated in place by each finished stage.
+    c: Curvature,
     /// F: the finished stages' loadings (n×k, orthonormal); G = I − FFᵀ.
     found: Array2<f64>,
     w: Array2<f64>,
@@ -242,8 +289,7 @@ impl Worker {
                 setup.block.n()
             );
         }
-        // C_i = X_iX_iᵀ once (dense or sparse samples alike): the inner solver only needs C_i.
-        let c = setup.block.gram();
+        let c = Curvature::new(setup.block);
         let mut rng = seed::rng(setup.seed, &["fsspca-w0", &setup.index.to_string()]);
         let w = orth(crate::data::uniform_matrix(n, p.stages(r)[0], &mut rng).view());
         Ok(Worker {
@@ -269,16 +315,11 @@ impl Worker {
 
     /// Finish a stage: C_i ← P C_i P with P = I − DDᵀ, then restart on {wᵀGw = I}.
     fn deflate(&mut self, d: ArrayView2<f64>, r: usize) -> Result<()> {
-        let n = self.c.nrows();
+        let n = self.c.n();
         if d.nrows() != n || self.found.ncols() + d.ncols() + r > n {
             bail!("FSSPCA: cannot deflate by {:?} (n = {n})", d.dim());
         }
-        // PCP = C − D(DᵀC) − (CD)Dᵀ + D(DᵀCD)Dᵀ, without forming P.
-        let cd = self.c.dot(&d);
-        let dcd = d.t().dot(&cd);
-        let mut c = &self.c - &cd.dot(&d.t()) - &d.dot(&cd.t());
-        c += &d.dot(&dcd).dot(&d.t());
-        self.c = c;
+        self.c.deflate(d);
         self.found = concatenate![Axis(1), self.found, d];
         let start = crate::data::uniform_matrix(n, r, &mut self.rng);
         let g = self.metric();
@@ -319,7 +360,7 @@ impl Worker {
         let g = self.metric();
         let stiefel = self.found.ncols() == 0;
         let mut w = self.w.clone();
-        let mut cw = self.c.dot(&w);
+        let mut cw = self.c.times(&w);
         let (mut fw, mut fmag) = self.value(&w, &cw, z);
         let mut first = None;
         let mut iters = 0;
@@ -358,7 +399,7 @@ impl Worker {
                         .map(|wt| g.apply(wt.view()))
                 };
                 if let Ok(wt) = trial {
-                    let cwt = self.c.dot(&wt);
+                    let cwt = self.c.times(&wt);
                     let (ft, fmag_t) = self.value(&wt, &cwt, z);
                     if ft <= fw + self.p.armijo_c1 * theta * slope {
                         accepted = Some((wt, cwt, ft, fmag_t));
@@ -383,11 +424,11 @@ impl Worker {
 impl Client for Worker {
     fn respond(&mut self, msg: &Message) -> Result<Message> {
         let z = msg.get("z")?;
-        if z.nrows() != self.c.nrows() {
+        if z.nrows() != self.c.n() {
             bail!(
                 "FSSPCA: z has {} rows, the data {} features",
                 z.nrows(),
-                self.c.nrows()
+                self.c.n()
             );
         }
         if msg.has("deflate") {
@@ -505,8 +546,8 @@ impl Server for Master {
         self.stage_rounds += 1;
         let criterion = primal <= self.p.tol && dual <= self.p.tol;
         let last = self.stage + 1 == self.stages.len();
-        let stage_over = criterion || self.stage_rounds >= self.p.max_rounds_per_stage;
-        if stage_over && !last {
+        let capped = self.stage_rounds >= self.p.max_rounds_per_stage;
+        if !last && (criterion || capped) {
             let zj = self.finish();
             self.found = concatenate![Axis(1), self.found, zj];
             self.deflate = Some(zj);
@@ -523,7 +564,7 @@ impl Server for Master {
             // Only the last stage's criterion is the run's: an earlier stage converging would
             // otherwise stop the runner (own_criterion) before the remaining loadings.
             converged: criterion && last,
-            done: stage_over && last,
+            done: criterion && last,
         })
     }
 
@@ -542,7 +583,6 @@ impl Server for Master {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::matrix::Block;
     use crate::data::uniform_matrix;
     use crate::fed::Counters;
     use crate::linalg::{sym_eig_desc, to_f_order};
@@ -603,6 +643,33 @@ mod tests {
             }
         }
         (max, false)
+    }
+
+    /// The factored and the formed C_i apply the same operator, before and after a deflation.
+    #[test]
+    fn curvature_factor_and_formed_agree() {
+        let x = data(30, 12, 4);
+        let factor = Curvature::new(Block::Dense(x.view()));
+        assert!(matches!(factor, Curvature::Factor(_)), "12 < 30/2 samples");
+        let mut pair = [factor, Curvature::Formed(Block::Dense(x.view()).gram())];
+        let w = orth(uniform_matrix(30, 3, &mut seed::rng(5, &["w"])).view());
+        let d = orth(uniform_matrix(30, 2, &mut seed::rng(6, &["d"])).view());
+        let close = |a: &Array2<f64>, b: &Array2<f64>| {
+            fro2((a - b).view()).sqrt() <= 1e-12 * fro2(a.view()).sqrt()
+        };
+        assert!(close(&pair[0].times(&w), &pair[1].times(&w)));
+        for c in &mut pair {
+            c.deflate(d.view());
+        }
+        let (a, b) = (pair[0].times(&w), pair[1].times(&w));
+        assert!(close(&a, &b));
+        // deflated: (I − DDᵀ)C(I − DDᵀ) annihilates span(D) and maps into its complement
+        assert!(fro2(pair[0].times(&d).view()).sqrt() <= 1e-12 * fro2(x.view()));
+        assert!(fro2(d.t().dot(&a).view()).sqrt() <= 1e-12 * fro2(x.view()));
+        assert!(matches!(
+            Curvature::new(Block::Dense(data(10, 12, 4).view())),
+            Curvature::Formed(_)
+        ));
     }
 
     #[test]

@@ -70,9 +70,15 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Methods selected by the `--method` filter, split into runnable and planned ones. A filter
-/// entry that names no method of the manifest is an error, not an empty run.
-fn select_methods(exp: &Experiment, opts: &Options) -> Result<(Vec<MethodSpec>, Vec<MethodSpec>)> {
+/// The manifest's methods split into runnable and planned ones, each runnable one with whether
+/// the `--method` filter selects it (runs of the others are only loaded, so that the report
+/// still shows every stored run). A filter entry that names no method of the manifest is an
+/// error, not an empty run.
+#[allow(clippy::type_complexity)]
+fn select_methods(
+    exp: &Experiment,
+    opts: &Options,
+) -> Result<(Vec<(MethodSpec, bool)>, Vec<MethodSpec>)> {
     let names = |m: &MethodSpec| [m.name.clone(), m.label.clone()];
     if let Some(w) = opts
         .methods
@@ -89,12 +95,22 @@ fn select_methods(exp: &Experiment, opts: &Options) -> Result<(Vec<MethodSpec>, 
     let wanted = |m: &MethodSpec| {
         opts.methods.is_empty() || opts.methods.iter().any(|w| names(m).contains(w))
     };
-    Ok(exp
+    let (runnable, planned): (Vec<MethodSpec>, Vec<MethodSpec>) = exp
         .methods
         .iter()
-        .filter(|m| wanted(m))
         .cloned()
-        .partition(|m| registry::lookup(&m.name).is_some()))
+        .partition(|m| registry::lookup(&m.name).is_some());
+    let planned = planned.into_iter().filter(|m| wanted(m)).collect();
+    Ok((
+        runnable
+            .into_iter()
+            .map(|m| {
+                let w = wanted(&m);
+                (m, w)
+            })
+            .collect(),
+        planned,
+    ))
 }
 
 /// Seeds of the repeats: the base seed, then seeds derived from it.
@@ -151,14 +167,15 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
         }
     }
     let seeds = run_seeds(exp, opts);
-    let total = (exp.points.len() * seeds.len() * methods.len()) as u64;
+    let selected = methods.iter().filter(|(_, w)| *w).count();
+    let total = (exp.points.len() * seeds.len() * selected) as u64;
     let runs_bar = progress.runs(total, &exp.id);
     let mut records = Vec::new();
     for point in &exp.points {
         for &run_seed in &seeds {
-            let keys: Vec<(RunKey, &MethodSpec)> = methods
+            let keys: Vec<(RunKey, &MethodSpec, bool)> = methods
                 .iter()
-                .map(|m| {
+                .map(|(m, selected)| {
                     let key = RunKey {
                         point: point.label.clone(),
                         method: m.name.clone(),
@@ -167,23 +184,31 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                         seed: run_seed,
                         fingerprint: fingerprint(exp, point, m, attack.as_ref()),
                     };
-                    (key, m)
+                    (key, m, *selected)
                 })
                 .collect();
             // Resume: runs already stored are loaded, and the data is built only if needed.
+            // Methods the filter leaves out are only loaded (--force does not reach them).
             let stored: Vec<Option<RunRecord>> = keys
                 .iter()
-                .map(|(k, _)| if opts.force { None } else { store.load(k) })
+                .map(|(k, _, sel)| {
+                    if opts.force && *sel {
+                        None
+                    } else {
+                        store.load(k)
+                    }
+                })
                 .collect();
-            if stored.iter().all(Option::is_some) {
-                runs_bar.inc(keys.len() as u64);
+            if keys.iter().zip(&stored).all(|((.., sel), old)| old.is_some() || !sel) {
+                runs_bar.inc(keys.iter().filter(|(.., sel)| *sel).count() as u64);
                 records.extend(stored.into_iter().flatten());
                 continue;
             }
             let inst = problem::build(point, run_seed, &cache, &opts.data_dir, progress)?;
-            for ((key, m), old) in keys.into_iter().zip(stored) {
+            for ((key, m, selected), old) in keys.into_iter().zip(stored) {
                 let rec = match old {
                     Some(rec) => rec,
+                    None if !selected => continue,
                     None => {
                         let rec = run_one(
                             exp,
@@ -210,7 +235,9 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                     }
                 };
                 records.push(rec);
-                runs_bar.inc(1);
+                if selected {
+                    runs_bar.inc(1);
+                }
             }
         }
     }
@@ -331,14 +358,13 @@ pub fn run_one(
     if let (Some(a), Some(c), Some(a1), Some(t)) =
         (attack, attacked, attacked_block, net.transcript())
     {
-        let pairs = attack::pairs(t, c)?;
         let max = a.max_rounds.unwrap_or(usize::MAX);
-        for (row, err) in trace
-            .iter_mut()
-            .skip(1)
-            .zip(attack::leakage_errors(a1, &pairs, max)?)
-        {
-            row.leak_err = Some(err);
+        let leak = attack::leak(&m.name, &m.resolved, t, c, max)?;
+        let errors = leak.errors(a1, max)?;
+        for ((round, ..), err) in leak.pairs.iter().zip(errors) {
+            if let Some(row) = trace.get_mut(*round) {
+                row.leak_err = Some(err);
+            }
         }
     }
     let spectra = inst

@@ -28,8 +28,6 @@ use dpca_bench::problem::{self, Instance};
 use dpca_bench::run::Progress;
 use std::path::Path;
 
-/// Criterion samples per bench (its minimum).
-
 /// Table 1's instance exactly as `dpca run` builds it (same cache entry, same seed), or its
 /// quick profile with DPCA_BENCH_SMALL=1.
 fn instance() -> (Box<dyn Instance>, usize) {

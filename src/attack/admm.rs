@@ -93,11 +93,11 @@ pub fn fsspca(t: &Transcript, client: usize, p: &fsspca::Params, max_rounds: usi
 }
 
 /// (round, (broadcast, reply)) from round 1, up to the first deflation or `max_rounds`.
-fn rounds<'a>(
-    t: &'a Transcript,
+fn rounds(
+    t: &Transcript,
     client: usize,
     max_rounds: usize,
-) -> impl Iterator<Item = (usize, (&'a Message, &'a Message))> {
+) -> impl Iterator<Item = (usize, (&Message, &Message))> {
     t.pairs(client)
         .take(max_rounds)
         .take_while(|(msg, _)| !msg.has("deflate"))

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{method, small};
 use common::params;
+use common::{method, small};
 use dpca_bench::attack::{leak, leakage_errors, pairs};
 use dpca_bench::fed::Network;
 use dpca_bench::linalg::fro2;
@@ -101,7 +101,11 @@ fn faspca_transcript_reveals_the_local_gram_matrix() {
     assert!(errs[1].is_none(), "round 1 starts from the private w⁰");
     assert!(errs[N / 2].unwrap() > 1e-1, "too early: {errs:?}");
     let last = errs.last().unwrap().unwrap();
-    assert!(last <= 1e-6, "after {} rounds: {last:e} ({errs:?})", 2 * N + 10);
+    assert!(
+        last <= 1e-6,
+        "after {} rounds: {last:e} ({errs:?})",
+        2 * N + 10
+    );
 }
 
 /// FSSPCA's w_t is stationary for its local problem: each round gives C_iw_t up to the unknown
@@ -114,7 +118,8 @@ fn fsspca_transcript_reveals_the_local_products_up_to_a_shift() {
     assert!(l.up_to_shift);
     let c = a1.dot(&a1.t());
     // One α for every round: fitted on round 2, checked on all later rounds.
-    let shift_fit = |x: &Array2<f64>, y: &Array2<f64>| (&(y - &c.dot(x)) * x).sum() / fro2(x.view());
+    let shift_fit =
+        |x: &Array2<f64>, y: &Array2<f64>| (&(y - &c.dot(x)) * x).sum() / fro2(x.view());
     let alpha = shift_fit(&l.pairs[1].1, &l.pairs[1].2);
     for (round, x, y) in &l.pairs[1..] {
         let cx = c.dot(x);

@@ -43,8 +43,8 @@ name = "localpower"
 label = "LocalPower"
 
 [[methods]]
-name = "cedre"
-label = "CEDRE"
+name = "dssal1"
+label = "DSSAL1"
 
 [[plots]]
 file = "convergence_kkt"

@@ -1115,3 +1115,68 @@ fn sparse_manifests_check_their_generator_noise_and_plot_keys() {
         &[">= 0"],
     );
 }
+
+/// The eigvec family: generator "eigengap" with its δ, p = 1, negative log-error targets.
+#[test]
+fn eigvec_manifests_check_generator_delta_and_p() {
+    let eig = GOOD
+        .replace(
+            "generator = \"svd\"\nspectrum = \"geometric\"\nn = 20\nm = 640\nxi = 1.01",
+            "generator = \"eigengap\"\nn = 20\nm = 640\ndelta = 0.2",
+        )
+        .replace("[problem]\np = 4", "[problem]\nkind = \"eigvec\"\np = 1")
+        .replace(
+            "objective_tol = 1e-10",
+            "target = { metric = \"log_err\", value = -25.0 }",
+        )
+        .replace(
+            "name = \"ssi\"\nlabel = \"SSI\"",
+            "name = \"cedre\"\nlabel = \"SSI\"",
+        )
+        .replace(
+            "name = \"faps\"\nparams = { inner = \"fixed\", inner_steps = [3, 5] }",
+            "name = \"cedre\"\nlabel = \"CEDRE I\"\nparams = { combine = \"random\" }",
+        )
+        .replace("y = \"kkt\"", "y = \"log_err\"")
+        .replace("sv_err = 1.09e-7", "log_err = -32.0");
+    let w = write(&eig);
+    let e = manifest::load(&w.path, "paper").unwrap();
+    assert_eq!(e.points[0].data.delta, Some(0.2));
+
+    let w = write(&eig.replace("delta = 0.2", "delta = 1.5"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "delta ="),
+        "data.delta",
+        &["(0, 1)"],
+    );
+    let w = write(&eig.replace("delta = 0.2\n", ""));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "[data]"),
+        "data.delta",
+        &["missing"],
+    );
+    let w = write(&eig.replace("kind = \"eigvec\"\np = 1", "kind = \"eigvec\"\np = 2"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "p = 2"),
+        "problem.p",
+        &["p = 1"],
+    );
+    let w = write(&eig.replace("kind = \"eigvec\"\n", ""));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "[problem]"),
+        "problem.kind",
+        &["eigengap", "eigvec"],
+    );
+    // sin2 is positive: a negative target can never be met
+    let w = write(&eig.replace("metric = \"log_err\"", "metric = \"sin2\""));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "target ="),
+        "stop.target.value",
+        &[">= 0"],
+    );
+}

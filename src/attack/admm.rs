@@ -47,7 +47,12 @@ struct Step {
 }
 
 /// The server's view of client `client`'s steps under FASPCA, for the first `max_rounds` rounds.
-pub fn faspca(t: &Transcript, client: usize, p: &faspca::Params, max_rounds: usize) -> Result<Leak> {
+pub fn faspca(
+    t: &Transcript,
+    client: usize,
+    p: &faspca::Params,
+    max_rounds: usize,
+) -> Result<Leak> {
     let mut steps = Vec::new();
     let mut prev: Option<Array2<f64>> = None;
     let mut u: Option<Array2<f64>> = None;
@@ -69,7 +74,12 @@ pub fn faspca(t: &Transcript, client: usize, p: &faspca::Params, max_rounds: usi
 }
 
 /// The server's view of client `client`'s steps under FSSPCA, for the first `max_rounds` rounds.
-pub fn fsspca(t: &Transcript, client: usize, p: &fsspca::Params, max_rounds: usize) -> Result<Leak> {
+pub fn fsspca(
+    t: &Transcript,
+    client: usize,
+    p: &fsspca::Params,
+    max_rounds: usize,
+) -> Result<Leak> {
     let mut steps = Vec::new();
     let mut u: Option<Array2<f64>> = None;
     let mut prev: Option<Array2<f64>> = None;

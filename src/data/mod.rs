@@ -3,6 +3,7 @@
 pub mod augment;
 pub mod cache;
 pub mod datasets;
+pub mod eigengap;
 pub mod fetch;
 pub mod loaders;
 pub mod matrix;

@@ -20,6 +20,31 @@ pub fn sphere_retract(w: ArrayView1<f64>, xi: ArrayView1<f64>) -> Array1<f64> {
     y / norm
 }
 
+/// The exponential map of the unit sphere: Exp_w(ξ) = cos‖ξ‖·w + sin‖ξ‖·ξ/‖ξ‖ (ξ tangent),
+/// the point at geodesic distance ‖ξ‖ from w in the direction ξ. Renormalised against rounding.
+pub fn sphere_exp(w: ArrayView1<f64>, xi: ArrayView1<f64>) -> Array1<f64> {
+    let t = xi.dot(&xi).sqrt();
+    if t == 0.0 {
+        return w.to_owned();
+    }
+    let y = &w * t.cos() + &xi * (t.sin() / t);
+    let norm = y.dot(&y).sqrt();
+    y / norm
+}
+
+/// The inverse of [`sphere_exp`]: the tangent vector at w pointing to u with length the
+/// geodesic distance arccos(wᵀu) (u ≠ −w).
+pub fn sphere_log(w: ArrayView1<f64>, u: ArrayView1<f64>) -> Array1<f64> {
+    let p = sphere_project(w, u);
+    let pn = p.dot(&p).sqrt();
+    if pn == 0.0 {
+        return Array1::zeros(w.len());
+    }
+    // atan2 keeps the angle accurate near 0 and π, where acos loses digits.
+    let theta = pn.atan2(w.dot(&u));
+    p * (theta / pn)
+}
+
 /// P_X(G) = G − X sym(XᵀG): the component of G tangent to St(n, p) at X (Xᵀ P_X(G) is skew).
 pub fn stiefel_project(x: ArrayView2<f64>, g: ArrayView2<f64>) -> Array2<f64> {
     &g - &x.dot(&sym(x.t().dot(&g)))
@@ -174,6 +199,32 @@ mod tests {
             let r = sphere_retract(w.view(), (&xi * t).view());
             norm((&r - &w - &(&xi * t)).view())
         });
+    }
+
+    #[test]
+    fn sphere_exp_and_log() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let n = 30;
+        let unit = |v: Array1<f64>| &v / norm(v.view());
+        let w = unit(uniform(&mut rng, n, 1).column(0).to_owned());
+        let u = unit(uniform(&mut rng, n, 1).column(0).to_owned());
+        let xi = sphere_log(w.view(), u.view());
+        // tangent, of length the angle, and Exp undoes it
+        assert!(w.dot(&xi).abs() <= 1e-14);
+        assert!((norm(xi.view()) - w.dot(&u).clamp(-1.0, 1.0).acos()).abs() <= 1e-12);
+        let back = sphere_exp(w.view(), xi.view());
+        assert!(norm((&back - &u).view()) <= 1e-13);
+        // Exp stays on the sphere, even for long steps, and is the geodesic: distance = ‖ξ‖
+        let long = &xi * 2.5;
+        let e = sphere_exp(w.view(), long.view());
+        assert!((norm(e.view()) - 1.0).abs() <= 1e-14);
+        // Exp and the retraction agree to second order
+        assert_second_order_error(|t| {
+            let xt = &xi * t;
+            norm((&sphere_exp(w.view(), xt.view()) - &sphere_retract(w.view(), xt.view())).view())
+                / t
+        });
+        assert!(norm(sphere_log(w.view(), w.view()).view()) <= 1e-15);
     }
 
     #[test]

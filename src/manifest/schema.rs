@@ -86,6 +86,9 @@ pub enum Generator {
     /// Samples x ~ N(0, V D Vᵀ) whose leading eigenvectors are sparse and planted (the federated
     /// sparse PCA paper §IV.A, after Journée et al.): needs spikes and support.
     Spiked,
+    /// Samples x ~ N(0, UΣUᵀ), U random orthogonal, Σ = diag(1, 1 − δ, (1 − δ)·decay, …) (the
+    /// CEDRE paper §6.3): needs delta.
+    Eigengap,
 }
 
 /// Random features appended to a dataset (the sparse PCA paper's WDBC*): features the loadings
@@ -170,6 +173,12 @@ pub struct DataSpec {
     /// every client count (the scale at which the paper's λ and ρ behave as it reports).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub covariance_scale: bool,
+    /// Eigengap only: δ, the gap between Σ's first two eigenvalues 1 and 1 − δ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<f64>,
+    /// Eigengap only: Σ_jj = decay·Σ_(j−1)(j−1) for j ≥ 3 (default 0.9, the paper's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decay: Option<f64>,
     /// Dataset only: random features appended after the dataset's own (WDBC*: 800).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_features: Option<usize>,
@@ -242,6 +251,9 @@ impl DataSpec {
                 "-spikes{:?}-support{:?}-het{}-cov{}",
                 self.spikes, self.support, self.heterogeneous, self.covariance_scale
             ));
+        }
+        if let Some(delta) = self.delta {
+            key.push_str(&format!("-delta{delta:?}-decay{:?}", self.decay));
         }
         if let Some(k) = self.noise_features {
             key.push_str(&format!(
@@ -486,7 +498,7 @@ macro_rules! names {
         }
     };
 }
-names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust", Spiked => "spiked" });
+names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust", Spiked => "spiked", Eigengap => "eigengap" });
 names!(Noise { Uniform => "uniform", ClientBlocks => "client_blocks" });
 names!(Magnitude { Sign => "sign", Uniform => "uniform" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });

@@ -35,17 +35,21 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
     if stop.max_rounds == 0 {
         return Err(loc.error("stop.max_rounds", "max_rounds = 0: must be >= 1"));
     }
-    for (key, v) in [
-        ("stop.objective_tol", stop.objective_tol),
-        ("stop.target.value", stop.target.as_ref().map(|t| t.value)),
-    ] {
-        if let Some(v) = v {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(loc.error(
-                    key,
-                    format!("{v:e} is not a valid tolerance: expected a finite number >= 0"),
-                ));
-            }
+    if let Some(v) = stop.objective_tol {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(loc.error(
+                "stop.objective_tol",
+                format!("{v:e} is not a valid tolerance: expected a finite number >= 0"),
+            ));
+        }
+    }
+    // A target may be negative: the eigvec family's log errors are.
+    if let Some(v) = stop.target.as_ref().map(|t| t.value) {
+        if !v.is_finite() {
+            return Err(loc.error(
+                "stop.target.value",
+                format!("{v:e} is not a valid target: expected a finite number"),
+            ));
         }
     }
     if let Some(t) = stop.time_budget_s {
@@ -202,6 +206,39 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
                 format!("only used with generator = \"robust\": remove it{at}"),
             ));
         }
+    }
+    let eigvec = pt.problem.kind == Kind::Eigvec;
+    let eigengap = d.generator == super::schema::Generator::Eigengap;
+    if eigengap != eigvec && !(eigvec && d.generator == super::schema::Generator::Dataset) {
+        return Err(loc.error(
+            if eigvec { "data.generator" } else { "problem.kind" },
+            format!(
+                "kind = \"eigvec\" needs generator = \"eigengap\" or \"dataset\", and \"eigengap\" makes only eigvec problems{at}"
+            ),
+        ));
+    }
+    for (key, set) in [
+        ("data.delta", d.delta.is_some()),
+        ("data.decay", d.decay.is_some()),
+    ] {
+        if set && !eigengap {
+            return Err(loc.error(
+                key,
+                format!("only used with generator = \"eigengap\": remove it{at}"),
+            ));
+        }
+    }
+    if eigvec && pt.problem.p != 1 {
+        return Err(loc.error(
+            "problem.p",
+            format!(
+                "p = {}: kind = \"eigvec\" seeks the leading eigenvector, p = 1{at}",
+                pt.problem.p
+            ),
+        ));
+    }
+    if eigengap {
+        return check_eigengap(pt, loc, at);
     }
     let sparse = pt.problem.kind == Kind::Sparse;
     let spiked = d.generator == super::schema::Generator::Spiked;
@@ -560,6 +597,16 @@ pub(crate) fn check_family(
     };
     if let Some(t) = &raw.stop.target {
         metric("stop.target.metric", &t.metric, false)?;
+        // Metrics drawn on a log scale are positive: a target below 0 is never reached.
+        if kind.metric(&t.metric).is_some_and(|m| m.log) && t.value < 0.0 {
+            return Err(loc.error(
+                "stop.target.value",
+                format!(
+                    "{:e}: `{}` is positive, so the target must be a finite number >= 0",
+                    t.value, t.metric
+                ),
+            ));
+        }
     }
     for (i, plot) in raw.plots.iter().enumerate() {
         if plot.kind == super::schema::PlotKind::Final && plot.params.is_empty() {
@@ -654,6 +701,39 @@ fn reject_svd_and_dataset_keys(d: &DataSpec, gen: &str, loc: &Locator, at: &str)
         }
     }
     Ok(())
+}
+
+/// An eigengap point: 0 < δ < 1, 0 < decay < 1, contiguous splits (samples are i.i.d.).
+fn check_eigengap(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let d = &pt.data;
+    reject_svd_and_dataset_keys(d, "eigengap", loc, at)?;
+    let Some(delta) = d.delta else {
+        return Err(loc.error(
+            "data.delta",
+            format!("missing: generator = \"eigengap\" needs delta = the eigengap in (0, 1), e.g. 0.2{at}"),
+        ));
+    };
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(loc.error(
+            "data.delta",
+            format!("delta = {delta}: must lie in (0, 1){at}"),
+        ));
+    }
+    if let Some(decay) = d.decay {
+        if !(decay > 0.0 && decay < 1.0) {
+            return Err(loc.error(
+                "data.decay",
+                format!("decay = {decay}: must lie in (0, 1){at}"),
+            ));
+        }
+    }
+    if !matches!(pt.partition.scheme, Scheme::Even | Scheme::Uneven) {
+        return Err(loc.error(
+            "partition.scheme",
+            format!("eigengap samples are i.i.d.: scheme must be \"even\" or \"uneven\"{at}"),
+        ));
+    }
+    check_partition_and_problem(pt, loc, at)
 }
 
 /// A spiked point: spikes above the unit noise eigenvalues, supports that fit, per-client

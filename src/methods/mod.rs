@@ -8,6 +8,7 @@
 //! one outer iteration (one or more rounds).
 
 pub mod apgm;
+pub mod cedre;
 pub mod dcfpca;
 pub mod faps;
 pub mod faspca;

@@ -4,6 +4,7 @@
 //! targets, plot axes, the paper's numbers and report columns all go by [`MetricDef::name`],
 //! checked against [`Kind::metrics`] when a manifest loads.
 
+pub mod eigvec;
 pub mod robust;
 pub mod sparse;
 pub mod subspace;
@@ -29,16 +30,20 @@ pub enum Kind {
     /// Sparse loadings: r directions of large variance with few non-zero weights (FSSPCA,
     /// FASPCA, PCA as the dense baseline).
     Sparse,
+    /// The leading eigenvector of the sample covariance, on the unit sphere (CEDRE and its
+    /// baselines).
+    Eigvec,
 }
 
 impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::Subspace, Kind::Robust, Kind::Sparse];
+    pub const ALL: &'static [Kind] = &[Kind::Subspace, Kind::Robust, Kind::Sparse, Kind::Eigvec];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Subspace => "subspace",
             Kind::Robust => "robust",
             Kind::Sparse => "sparse",
+            Kind::Eigvec => "eigvec",
         }
     }
 
@@ -48,6 +53,7 @@ impl Kind {
             Kind::Subspace => subspace::METRICS,
             Kind::Robust => robust::METRICS,
             Kind::Sparse => sparse::METRICS,
+            Kind::Eigvec => eigvec::METRICS,
         }
     }
 
@@ -55,7 +61,7 @@ impl Kind {
     /// with its "<name>_truth" beside it).
     pub fn spectra(self) -> &'static [&'static str] {
         match self {
-            Kind::Subspace => &[],
+            Kind::Subspace | Kind::Eigvec => &[],
             Kind::Robust => &["sv"],
             Kind::Sparse => &["share_orig", "share_rand"],
         }
@@ -139,6 +145,7 @@ pub fn reference_note(point: &Point) -> String {
         Kind::Subspace => subspace::solver_for(point.data.n),
         Kind::Robust => "the planted truth (L₀, S₀)".into(),
         Kind::Sparse => sparse::REFERENCE.into(),
+        Kind::Eigvec => eigvec::REFERENCE.into(),
     }
 }
 
@@ -156,6 +163,9 @@ pub fn build(
         )?),
         Kind::Robust => Box::new(robust::RobustInstance::build(point, run_seed)?),
         Kind::Sparse => Box::new(sparse::SparseInstance::build(
+            point, run_seed, data_dir, progress,
+        )?),
+        Kind::Eigvec => Box::new(eigvec::EigvecInstance::build(
             point, run_seed, data_dir, progress,
         )?),
     })

@@ -199,7 +199,11 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                     }
                 })
                 .collect();
-            if keys.iter().zip(&stored).all(|((.., sel), old)| old.is_some() || !sel) {
+            if keys
+                .iter()
+                .zip(&stored)
+                .all(|((.., sel), old)| old.is_some() || !sel)
+            {
                 runs_bar.inc(keys.iter().filter(|(.., sel)| *sel).count() as u64);
                 records.extend(stored.into_iter().flatten());
                 continue;

@@ -1,0 +1,458 @@
+//! CEDRE: communication-efficient distributed Riemannian eigensolver (Huang, Pan, ICML 2020,
+//! Algorithm 1), for the leading eigenvector of Â = mean_k A_k on the unit sphere.
+//!
+//! One [`Server::step`] is one of the paper's communication rounds (4 vectors) and two network
+//! exchanges:
+//! A. the server broadcasts w̃_s; each machine replies A_k w̃_s (Steps 4–5: from it the server
+//!    forms the Riemannian gradients, and the loss it needs for the step-size search below);
+//! B. the server broadcasts ∇̃F(w̃_s) = −P_w̃(Σ_k (n_k/N) A_k w̃_s) (Step 6; the weights are 1/K
+//!    under the paper's even split); each machine runs m local steps from w̃_s (Steps 8–12),
+//!      g_t = ∇̃f_k(w_t) − P_(w_t)(∇̃f_k(w̃_s) − ∇̃F(w̃_s)),  w_(t+1) = R_(w_t)(−η g_t),
+//!    and replies w_m; the server combines them (Steps 14–17): option I picks one at random,
+//!    II is the sign-fixed average (4), III the geodesic average (5).
+//!
+//! `stochastic` (the paper's runs): the first two terms of g_t use one sample x_i drawn
+//! uniformly from the machine's own (mini-batch (3) with B = 1), f_(k,i)(w) = −½(x_iᵀw)².
+//! Otherwise they use the full A_k (Algorithm 1 as written; n·D work per step).
+//!
+//! Step size: the paper "chooses η based on the best training loss with one communication
+//! round". With `eta` unset, round 1 runs its local steps once per η of `eta_grid` (the machines
+//! upload one w_m per candidate) and the server combines each; exchange A of round 2 broadcasts
+//! the candidates, the machines reply A_k w̃ for each, the server keeps the one of least F and
+//! its η for the rest of the run. This search is paid in vectors (the grid's size in rounds 1
+//! and 2), not in rounds; the paper does not say whether it counted it. CHOICE: the grid
+//! {0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5}/λ̂, λ̂ = the largest eigenvalue of Â (1 after the
+//! family's rescaling).
+//!
+//! The output is the latest w̃ (the paper's practical choice, §3), not a random iterate.
+//! CHOICES (the paper is silent): m = `steps_per_sample`·n_k rounded (the paper: m = 5n); each
+//! machine draws its samples from its own seed stream; w⁰ is the family's warm start.
+
+use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::fed::{Client, Message, Network};
+use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
+use crate::seed;
+use anyhow::{bail, Context, Result};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+pub struct Cedre;
+
+/// How the server combines the machines' w_m (Algorithm 1, Steps 15–17).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    /// Option I: one machine's w_m, chosen at random.
+    Random,
+    /// Option II: Σ_k sign(w_kᵀw_1) w_k, normalised (4). The paper's experiments.
+    SignAverage,
+    /// Option III: the running geodesic average (5).
+    GeodesicAverage,
+}
+
+/// CEDRE parameters; every one can be set in a manifest's `params`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Fixed step size η; unset: the one-round search over `eta_grid` (see the header).
+    pub eta: Option<f64>,
+    /// Candidate step sizes of the search, in units of 1/λ̂.
+    pub eta_grid: Vec<f64>,
+    /// m = steps_per_sample · n_k local steps per round. Paper: 5.
+    pub steps_per_sample: f64,
+    /// Single-sample local gradients (the paper's runs) or the full local A_k.
+    pub stochastic: bool,
+    /// Option I, II or III. Paper: II.
+    pub combine: Combine,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            eta: None,
+            eta_grid: vec![0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5],
+            steps_per_sample: 5.0,
+            stochastic: true,
+            combine: Combine::SignAverage,
+        }
+    }
+}
+
+impl super::Params for Params {
+    // `!(x > 0.0)` on purpose: it rejects NaN too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        if let Some(e) = self.eta {
+            if !positive(e) {
+                return Err(("eta", "must be a finite number > 0".into()));
+            }
+        }
+        if self.eta.is_none()
+            && (self.eta_grid.is_empty() || !self.eta_grid.iter().all(|&e| positive(e)))
+        {
+            return Err((
+                "eta_grid",
+                "needs at least one step size, each a finite number > 0".into(),
+            ));
+        }
+        if !(self.steps_per_sample > 0.0 && self.steps_per_sample <= 1000.0) {
+            return Err(("steps_per_sample", "must lie in (0, 1000]".into()));
+        }
+        Ok(())
+    }
+}
+
+impl Method for Cedre {
+    type Params = Params;
+
+    fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
+        let w = setup
+            .start
+            .get("w")
+            .context("CEDRE starts from the family's `w`")?;
+        if w.ncols() != 1 {
+            bail!(
+                "CEDRE seeks one vector; the start has {} columns",
+                w.ncols()
+            );
+        }
+        let total: usize = setup.sizes.iter().sum();
+        Ok(Box::new(Master {
+            w: w.column(0).to_owned(),
+            candidates: None,
+            eta: p.eta,
+            weights: setup
+                .sizes
+                .iter()
+                .map(|&n| n as f64 / total as f64)
+                .collect(),
+            rng: seed::rng(setup.seed, &["cedre-server"]),
+            p: p.clone(),
+        }))
+    }
+
+    fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        let Some(x) = setup.block.as_dense() else {
+            bail!("CEDRE's local steps read single samples: dense data only");
+        };
+        if x.ncols() == 0 {
+            bail!("CEDRE: machine {} holds no samples", setup.index + 1);
+        }
+        let steps = (p.steps_per_sample * x.ncols() as f64).round().max(1.0) as usize;
+        Ok(Box::new(Machine {
+            x,
+            steps,
+            received: Array2::zeros((x.nrows(), 0)),
+            rng: seed::rng(setup.seed, &["cedre", &setup.index.to_string()]),
+            p: p.clone(),
+        }))
+    }
+}
+
+struct Machine<'a> {
+    x: ArrayView2<'a, f64>,
+    steps: usize,
+    /// The w̃ candidates of the last exchange A.
+    received: Array2<f64>,
+    rng: ChaCha8Rng,
+    p: Params,
+}
+
+impl Machine<'_> {
+    /// A_k W = X_k(X_kᵀW)/n_k.
+    fn a_times(&self, w: ArrayView2<f64>) -> Array2<f64> {
+        self.x.dot(&self.x.t().dot(&w)) / self.x.ncols() as f64
+    }
+
+    /// Steps 8–12 from w̃ with step size η; `g_full` = ∇̃F(w̃).
+    fn local(&mut self, wt: ArrayView1<f64>, g_full: ArrayView1<f64>, eta: f64) -> Array1<f64> {
+        let mut w = wt.to_owned();
+        if !self.p.stochastic {
+            // ∇̃f_k(w̃) − ∇̃F(w̃), fixed over the round.
+            let at = self.a_times(wt.insert_axis(Axis(1))).remove_axis(Axis(1));
+            let d = -sphere_project(wt, at.view()) - g_full;
+            for _ in 0..self.steps {
+                let aw = self
+                    .a_times(w.view().insert_axis(Axis(1)))
+                    .remove_axis(Axis(1));
+                let g = -sphere_project(w.view(), aw.view()) - sphere_project(w.view(), d.view());
+                w.scaled_add(-eta, &g);
+                let norm = w.dot(&w).sqrt();
+                w /= norm;
+            }
+            return w;
+        }
+        let n = self.x.ncols();
+        let (wt, gf) = (wt.as_slice().expect("contiguous"), g_full);
+        let gf = gf.to_owned();
+        let gf = gf.as_slice().expect("contiguous");
+        let w_s = w.as_slice_mut().expect("contiguous");
+        let mut next = vec![0.0; w_s.len()];
+        for _ in 0..self.steps {
+            let i = self.rng.random_range(0..n);
+            let col = self.x.column(i);
+            let x = col
+                .as_slice()
+                .expect("column-major data: contiguous samples");
+            // a = xᵀw, b = xᵀw̃, and the inner products the transport needs.
+            let (mut a, mut b, mut wwt, mut wg) = (0.0, 0.0, 0.0, 0.0);
+            for j in 0..x.len() {
+                a += x[j] * w_s[j];
+                b += x[j] * wt[j];
+                wwt += w_s[j] * wt[j];
+                wg += w_s[j] * gf[j];
+            }
+            // d = ∇̃f_i(w̃) − ∇̃F(w̃) = −b(x − b w̃) − G;  wᵀd = −b(a − b·wᵀw̃) − wᵀG.
+            let wd = -b * (a - b * wwt) - wg;
+            // g = ∇̃f_i(w) − P_w(d) = −a(x − a w) − d + (wᵀd) w;  w ← (w − ηg)/‖·‖.
+            let mut norm2 = 0.0;
+            for j in 0..x.len() {
+                let d = -b * (x[j] - b * wt[j]) - gf[j];
+                let g = -a * (x[j] - a * w_s[j]) - d + wd * w_s[j];
+                let v = w_s[j] - eta * g;
+                next[j] = v;
+                norm2 += v * v;
+            }
+            let inv = 1.0 / norm2.sqrt();
+            for j in 0..x.len() {
+                w_s[j] = next[j] * inv;
+            }
+        }
+        w
+    }
+}
+
+impl Client for Machine<'_> {
+    fn respond(&mut self, msg: &Message) -> Result<Message> {
+        if msg.has("w") {
+            // Exchange A: store the candidates, reply A_k w̃ for each.
+            let w = msg.get("w")?;
+            if w.nrows() != self.x.nrows() {
+                bail!(
+                    "CEDRE: w has {} rows, the data {} features",
+                    w.nrows(),
+                    self.x.nrows()
+                );
+            }
+            self.received = w.clone();
+            return Ok(Message::new().with("aw", self.a_times(w.view())));
+        }
+        // Exchange B: local steps from the chosen w̃, once per step size.
+        let g = msg.get("g")?;
+        let etas = msg.get("eta")?.row(0).to_owned();
+        let pick = msg.get("pick")?[[0, 0]];
+        let j = pick as usize;
+        if pick < 0.0 || pick.fract() != 0.0 || j >= self.received.ncols() {
+            bail!("CEDRE: pick {pick} of {} candidates", self.received.ncols());
+        }
+        let wt = self.received.column(j).to_owned();
+        let mut out = Array2::zeros((wt.len(), etas.len()));
+        for (c, &eta) in etas.iter().enumerate() {
+            let w = self.local(wt.view(), g.column(0), eta);
+            out.column_mut(c).assign(&w);
+        }
+        Ok(Message::new().with("w", out))
+    }
+
+    fn reveal(&self) -> Message {
+        Message::new()
+    }
+
+    fn inner_iters(&self) -> u32 {
+        self.steps as u32
+    }
+}
+
+struct Master {
+    /// w̃_s.
+    w: Array1<f64>,
+    /// Round 1 of the step-size search: the combined w̃_1 per candidate η (columns).
+    candidates: Option<(Array2<f64>, Vec<f64>)>,
+    eta: Option<f64>,
+    /// n_k / N: Â = Σ_k (n_k/N) A_k.
+    weights: Vec<f64>,
+    rng: ChaCha8Rng,
+    p: Params,
+}
+
+impl Master {
+    /// Σ_k (n_k/N) · part of reply k.
+    fn weighted(&self, replies: &[Message], part: &str) -> Result<Array2<f64>> {
+        let mut acc: Option<Array2<f64>> = None;
+        for (r, &wk) in replies.iter().zip(&self.weights) {
+            let v = r.get(part)? * wk;
+            acc = Some(match acc {
+                Some(a) => a + v,
+                None => v,
+            });
+        }
+        acc.context("CEDRE: no machines")
+    }
+
+    /// Steps 15–17 on column `c` of every machine's reply.
+    fn combine(&mut self, replies: &[Message], c: usize) -> Result<Array1<f64>> {
+        let ws: Vec<Array1<f64>> = replies
+            .iter()
+            .map(|r| r.get("w").map(|w| w.column(c).to_owned()))
+            .collect::<Result<_>>()?;
+        Ok(match self.p.combine {
+            Combine::Random => ws[self.rng.random_range(0..ws.len())].clone(),
+            Combine::SignAverage => {
+                let mut s = Array1::zeros(ws[0].len());
+                for w in &ws {
+                    let sign = if w.dot(&ws[0]) < 0.0 { -1.0 } else { 1.0 };
+                    s.scaled_add(sign, w);
+                }
+                let norm = s.dot(&s).sqrt();
+                s / norm
+            }
+            Combine::GeodesicAverage => {
+                let mut bar = ws[0].clone();
+                for (k, w) in ws.iter().enumerate().skip(1) {
+                    let step = sphere_log(bar.view(), w.view()) / (k + 1) as f64;
+                    bar = sphere_exp(bar.view(), step.view());
+                }
+                bar
+            }
+        })
+    }
+}
+
+impl Server for Master {
+    fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
+        // Exchange A.
+        let sent = match &self.candidates {
+            Some((c, _)) => c.clone(),
+            None => self.w.clone().insert_axis(Axis(1)),
+        };
+        let replies = net.round(&Message::new().with("w", sent.clone()))?;
+        let aw = self.weighted(&replies, "aw")?;
+        let mut pick = 0;
+        if let Some((_, etas)) = self.candidates.take() {
+            // The search's verdict: the candidate of least F = −½ wᵀÂw.
+            let losses: Vec<f64> = (0..etas.len())
+                .map(|j| -0.5 * sent.column(j).dot(&aw.column(j)))
+                .collect();
+            pick = (0..etas.len())
+                .min_by(|&a, &b| losses[a].total_cmp(&losses[b]))
+                .expect("a non-empty grid");
+            self.w = sent.column(pick).to_owned();
+            self.eta = Some(etas[pick]);
+        }
+        let g = -sphere_project(self.w.view(), aw.column(pick));
+        // Exchange B.
+        let etas = match self.eta {
+            Some(e) => vec![e],
+            None => self.p.eta_grid.clone(),
+        };
+        let msg = Message::new()
+            .with("g", g.insert_axis(Axis(1)))
+            .with(
+                "eta",
+                Array2::from_shape_vec((1, etas.len()), etas.clone())?,
+            )
+            .with("pick", Array2::from_elem((1, 1), pick as f64));
+        let replies = net.round(&msg)?;
+        let combined: Vec<Array1<f64>> = (0..etas.len())
+            .map(|c| self.combine(&replies, c))
+            .collect::<Result<_>>()?;
+        if combined.len() == 1 {
+            self.w = combined.into_iter().next().expect("one");
+        } else {
+            let mut c = Array2::zeros((self.w.len(), combined.len()));
+            for (j, w) in combined.iter().enumerate() {
+                c.column_mut(j).assign(w);
+            }
+            self.candidates = Some((c, etas));
+        }
+        Ok(StepInfo::default())
+    }
+
+    fn estimate(&self) -> Message {
+        Message::new().with("w", self.w.clone().insert_axis(Axis(1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::eigengap;
+    use crate::data::matrix::Block;
+    use crate::linalg::sym_eig_desc;
+    use crate::methods::registry::Running;
+
+    /// 1 − (vᵀw)² after `rounds` rounds on a small eigengap problem over 4 machines.
+    fn run(params: &str, rounds: usize) -> (f64, Running<'static>) {
+        let e = eigengap::eigengap(20, 800, 0.3, 0.8, 3).unwrap();
+        let x: &'static Array2<f64> = Box::leak(Box::new(e.x / 2.0));
+        let cov = x.dot(&x.t()) / 800.0;
+        let v = sym_eig_desc(cov.view())
+            .unwrap()
+            .vectors
+            .column(0)
+            .to_owned();
+        let x1 = x.slice(ndarray::s![.., ..200]);
+        let w0 = sym_eig_desc((x1.dot(&x1.t()) / 200.0).view())
+            .unwrap()
+            .vectors
+            .column(0)
+            .to_owned();
+        let start = Message::new().with("w", w0.insert_axis(Axis(1)));
+        let params: toml::Table = toml::from_str(params).unwrap();
+        let blocks = Block::Dense(x.view()).split(&[200; 4]);
+        let mut r = Running::named("cedre", &params, &start, 5, blocks, 20).unwrap();
+        for _ in 0..rounds {
+            r.step().unwrap();
+        }
+        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
+        let c = w.dot(&v) / w.dot(&w).sqrt();
+        (1.0 - c * c, r)
+    }
+
+    #[test]
+    fn every_option_converges_to_the_leading_eigenvector() {
+        for combine in ["random", "sign_average", "geodesic_average"] {
+            for stochastic in [true, false] {
+                let p = format!("combine = \"{combine}\"\nstochastic = {stochastic}\neta = 0.1");
+                let (err, _) = run(&p, 30);
+                assert!(
+                    err <= 1e-10,
+                    "{combine}, stochastic {stochastic}: 1 − cos² = {err:e}"
+                );
+            }
+        }
+    }
+
+    /// Four vectors per round (two broadcasts, two uploads per machine); the search adds one
+    /// per extra candidate to round 1's upload and round 2's broadcast and reply, plus scalars.
+    #[test]
+    fn vectors_and_bytes_follow_the_count() {
+        let (_, r) = run("eta = 0.1", 3);
+        let c = r.net.counters();
+        let (d, k) = (20u64, 4u64);
+        assert_eq!(c.rounds, 6);
+        // per round: down w̃ (d) + g (d) + eta (1) + pick (1); up A_k w̃ (d) + w_m (d) per machine
+        assert_eq!(c.bytes_down, 3 * 8 * (2 * d + 2));
+        assert_eq!(c.bytes_up, 3 * 8 * k * 2 * d);
+        let grid = 7u64;
+        let (_, r) = run("", 3);
+        let c = r.net.counters();
+        assert_eq!(
+            c.bytes_down,
+            8 * ((2 * d + grid + 1) + (grid * d + d + 2) + (2 * d + 2))
+        );
+        assert_eq!(
+            c.bytes_up,
+            8 * k * ((d + grid * d) + (grid * d + d) + 2 * d)
+        );
+    }
+
+    #[test]
+    fn the_step_size_search_converges_too() {
+        let (err, _) = run("", 30);
+        assert!(err <= 1e-10, "1 − cos² = {err:e}");
+    }
+}

@@ -367,7 +367,10 @@ pub struct Target {
 pub enum XAxis {
     Rounds,
     Seconds,
+    /// dim-vectors, every machine's upload counted.
     Vectors,
+    /// The CEDRE paper's count: an upload from every machine counted once.
+    CommVectors,
     Bytes,
 }
 
@@ -504,4 +507,4 @@ names!(Magnitude { Sign => "sign", Uniform => "uniform" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
 names!(Scheme { Even => "even", Uneven => "uneven", Iid => "iid", Dirichlet => "dirichlet" });
 names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars", Heatmap => "heatmap", Spectrum => "spectrum", Final => "final" });
-names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", Bytes => "bytes" });
+names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", CommVectors => "comm_vectors", Bytes => "bytes" });

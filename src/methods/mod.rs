@@ -10,13 +10,18 @@
 pub mod apgm;
 pub mod cedre;
 pub mod dcfpca;
+pub mod dispca_b;
+pub mod dispca_l;
+pub mod dsi;
 pub mod faps;
 pub mod faspca;
 pub mod fsspca;
 pub mod ialm;
+pub mod ilea;
 pub mod localpower;
 pub mod pca;
 pub mod registry;
+pub mod rgd;
 pub mod ssi;
 
 use crate::data::matrix::Block;

@@ -2,8 +2,8 @@
 
 use super::StepInfo;
 use super::{
-    apgm, cedre, dcfpca, faps, faspca, fsspca, ialm, localpower, pca, ssi, ClientSetup, Method,
-    Params, Server, ServerSetup,
+    apgm, cedre, dcfpca, dispca_b, dispca_l, dsi, faps, faspca, fsspca, ialm, ilea, localpower,
+    pca, rgd, ssi, ClientSetup, Method, Params, Server, ServerSetup,
 };
 use crate::data::matrix::Block;
 use crate::fed::{Client, LocalNetwork, Message};
@@ -126,6 +126,41 @@ pub const METHODS: &[Entry] = &[
         Kind::Eigvec,
         false,
         "CEDRE: variance-reduced local Riemannian steps between rounds, combined by sign-fixed average",
+    ),
+    entry::<rgd::Rgd>(
+        "rgd",
+        "Huang, Pan (CEDRE paper) §6.1 baseline, after Zhang & Sra 2018",
+        Kind::Eigvec,
+        false,
+        "distributed accelerated Riemannian gradient descent, one product A_k y per round",
+    ),
+    entry::<dispca_l::DisPcaL>(
+        "dispca_l",
+        "Liang, Balcan, Kanchanapally, Woodruff, Improved distributed PCA (NeurIPS 2014), disPCA",
+        Kind::Eigvec,
+        false,
+        "DisPCA-L: one shot, each machine sends its top t scaled singular vectors; SVD of the stack",
+    ),
+    entry::<dispca_b::DisPcaB>(
+        "dispca_b",
+        "Boutsidis, Woodruff, Zhong, Optimal PCA in distributed and streaming models (STOC 2016)",
+        Kind::Eigvec,
+        false,
+        "DisPCA-B: one shot, shared Gaussian sketch ÂΩ, then Rayleigh–Ritz on its range (2 rounds)",
+    ),
+    entry::<dsi::Dsi>(
+        "dsi",
+        "Garber, Shamir, Srebro (ICML 2017), distributed shift-and-invert; CEDRE paper's baseline",
+        Kind::Eigvec,
+        false,
+        "DSI: shift-and-invert power method, each solve by GD preconditioned on machine 1 (server relays)",
+    ),
+    entry::<ilea::Ilea>(
+        "ilea",
+        "Saparbayeva, Zhang, Lin (NeurIPS 2018), ILEA; CEDRE paper's baseline",
+        Kind::Eigvec,
+        false,
+        "ILEA: machine 1 minimises its gradient-corrected surrogate (Log map) each round",
     ),
     entry::<pca::Pca>(
         "pca",

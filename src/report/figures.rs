@@ -10,13 +10,25 @@ use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-fn x_of(axis: XAxis, t: &TraceRow) -> f64 {
+/// The x value of a trace row; `clients` is the run's number of machines.
+fn x_of(axis: XAxis, t: &TraceRow, clients: usize) -> f64 {
     match axis {
         XAxis::Rounds => t.round as f64,
         XAxis::Seconds => t.time_s,
         XAxis::Vectors => t.vectors,
+        XAxis::CommVectors => comm_vectors(t, clients),
         XAxis::Bytes => (t.bytes_up + t.bytes_down) as f64,
     }
+}
+
+/// The CEDRE paper's count: a broadcast of one vector is 1, and one vector from every machine
+/// is 1 (counted once for all). From the network's exact bytes: down/(8·dim) + up/(8·dim·K).
+pub fn comm_vectors(t: &TraceRow, clients: usize) -> f64 {
+    let (up, down) = (t.bytes_up as f64, t.bytes_down as f64);
+    if up + down == 0.0 {
+        return 0.0;
+    }
+    t.vectors * (down + up / clients.max(1) as f64) / (up + down)
 }
 
 fn y_of(metric: &str, t: &TraceRow) -> f64 {
@@ -28,6 +40,7 @@ pub fn x_label(axis: XAxis) -> &'static str {
         XAxis::Rounds => "communication rounds",
         XAxis::Seconds => "wall-clock of the method (s)",
         XAxis::Vectors => "n-vectors sent (up + down)",
+        XAxis::CommVectors => "communicated vectors (broadcast = 1; one from every machine = 1)",
         XAxis::Bytes => "bytes sent (up + down)",
     }
 }
@@ -86,22 +99,77 @@ fn label(exp: &Experiment, r: &RunRecord, metric: Option<&str>) -> String {
     }
 }
 
+/// The (x, y) points of one run.
+fn run_points(spec: &PlotSpec, r: &RunRecord, m: &str) -> Vec<(f64, f64)> {
+    r.trace
+        .iter()
+        .map(|t| (x_of(spec.x, t, r.bytes_up_per_client.len()), y_of(m, t)))
+        .collect()
+}
+
+/// The mean curve of repeats of one run (data sets drawn from different seeds, as the CEDRE
+/// paper averages 10): row i averages the runs' i-th rows, a run that stopped earlier
+/// contributing its last row (it stays where it stopped).
+fn mean_points(runs: &[Vec<(f64, f64)>]) -> Vec<(f64, f64)> {
+    let len = runs.iter().map(Vec::len).max().unwrap_or(0);
+    (0..len)
+        .map(|i| {
+            let rows: Vec<(f64, f64)> = runs
+                .iter()
+                .filter_map(|p| p.get(i).or(p.last()).copied())
+                .collect();
+            let n = rows.len() as f64;
+            (
+                rows.iter().map(|r| r.0).sum::<f64>() / n,
+                rows.iter().map(|r| r.1).sum::<f64>() / n,
+            )
+        })
+        .collect()
+}
+
 fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
     let ms = metrics(spec);
     let many = ms.len() > 1;
-    let series = ms
-        .iter()
-        .flat_map(|&m| {
-            records.iter().map(move |r| Series {
-                label: label(exp, r, many.then_some(m)),
-                points: r
-                    .trace
-                    .iter()
-                    .map(|t| (x_of(spec.x, t), y_of(m, t)))
-                    .collect(),
+    let series = if exp.repeats > 1 {
+        // One mean line per (point, method entry, variant): seeds are the repeats.
+        let mut groups: Vec<(&RunRecord, Vec<&RunRecord>)> = Vec::new();
+        for r in records {
+            let same = |g: &RunRecord| {
+                g.key.point == r.key.point
+                    && g.key.label == r.key.label
+                    && g.key.params == r.key.params
+            };
+            match groups.iter_mut().find(|(g, _)| same(g)) {
+                Some((_, members)) => members.push(r),
+                None => groups.push((r, vec![r])),
+            }
+        }
+        ms.iter()
+            .flat_map(|&m| {
+                groups.iter().map(move |(first, members)| {
+                    let runs: Vec<Vec<(f64, f64)>> =
+                        members.iter().map(|r| run_points(spec, r, m)).collect();
+                    Series {
+                        label: format!(
+                            "{} (mean of {})",
+                            label(exp, first, many.then_some(m)),
+                            members.len()
+                        ),
+                        points: mean_points(&runs),
+                    }
+                })
             })
-        })
-        .collect();
+            .collect()
+    } else {
+        ms.iter()
+            .flat_map(|&m| {
+                records.iter().map(move |r| Series {
+                    label: label(exp, r, many.then_some(m)),
+                    points: run_points(spec, r, m),
+                })
+            })
+            .collect()
+    };
     let mut markers: Vec<Marker> = Vec::new();
     for r in records {
         if let Some(mk) = paper_value(exp, r, spec) {
@@ -528,5 +596,41 @@ mod tests {
             captions("experiments/faps/fig2_m.toml"),
             ["m=160000", "m=192000", "m=224000", "m=256000"]
         );
+    }
+}
+
+#[cfg(test)]
+mod comm_tests {
+    use super::*;
+
+    #[test]
+    fn mean_points_carry_a_stopped_run_at_its_last_row() {
+        let runs = vec![
+            vec![(0.0, 1.0), (1.0, 3.0)],
+            vec![(0.0, 3.0), (1.0, 5.0), (2.0, 7.0)],
+        ];
+        assert_eq!(mean_points(&runs), vec![(0.0, 2.0), (1.0, 4.0), (1.5, 5.0)]);
+    }
+    use crate::fed::vectors;
+
+    /// A CEDRE round on K machines in dimension d: two broadcasts (w̃, ∇̃F) and two uploads per
+    /// machine (A_kw̃, w_m) are 4 of the paper's vectors, plus the two scalars sent along.
+    #[test]
+    fn comm_vectors_count_a_broadcast_and_an_upload_from_all_once() {
+        let (d, k) = (100u64, 25usize);
+        let (up, down) = (8 * 2 * d * k as u64, 8 * (2 * d + 2));
+        let t = TraceRow {
+            round: 2,
+            inner_iters: 0.0,
+            time_s: 0.0,
+            bytes_up: up,
+            bytes_down: down,
+            vectors: vectors(up + down, d as usize),
+            metrics: Default::default(),
+            leak_err: None,
+        };
+        let c = comm_vectors(&t, k);
+        assert!((c - (4.0 + 2.0 / d as f64)).abs() < 1e-12, "{c}");
+        assert!((x_of(XAxis::Vectors, &t, k) - (2.0 * k as f64 + 2.0 + 0.02)).abs() < 1e-12);
     }
 }

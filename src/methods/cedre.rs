@@ -25,6 +25,12 @@
 //! family's rescaling).
 //!
 //! The output is the latest w̃ (the paper's practical choice, §3), not a random iterate.
+//!
+//! RST-CEDRE (Algorithm 2, `restart_rounds` = S): every S rounds CEDRE restarts from Algorithm
+//! 1's own output, an iterate w_t^(s,k) drawn uniformly from the epoch's local iterates. The
+//! server draws (s, k, t) when the epoch starts (machine k uniformly, t uniformly in 0..m_k) and,
+//! in round s, asks machine k (part "keep" = [k, t], two numbers) to return w_t beside its w_m:
+//! one extra vector from one machine per epoch. Epochs start once η is fixed (after the search).
 //! CHOICES (the paper is silent): m = `steps_per_sample`·n_k rounded (the paper: m = 5n); each
 //! machine draws its samples from its own seed stream; w⁰ is the family's warm start.
 
@@ -66,6 +72,8 @@ pub struct Params {
     pub stochastic: bool,
     /// Option I, II or III. Paper: II.
     pub combine: Combine,
+    /// RST-CEDRE's S: restart every S rounds from a random local iterate; unset: CEDRE.
+    pub restart_rounds: Option<u32>,
 }
 
 impl Default for Params {
@@ -76,6 +84,7 @@ impl Default for Params {
             steps_per_sample: 5.0,
             stochastic: true,
             combine: Combine::SignAverage,
+            restart_rounds: None,
         }
     }
 }
@@ -96,6 +105,12 @@ impl super::Params for Params {
             return Err((
                 "eta_grid",
                 "needs at least one step size, each a finite number > 0".into(),
+            ));
+        }
+        if self.restart_rounds == Some(0) {
+            return Err((
+                "restart_rounds",
+                "must be >= 1 (omit it for plain CEDRE)".into(),
             ));
         }
         if !(self.steps_per_sample > 0.0 && self.steps_per_sample <= 1000.0) {
@@ -124,6 +139,13 @@ impl Method for Cedre {
             w: w.column(0).to_owned(),
             candidates: None,
             eta: p.eta,
+            epoch: None,
+            kept: None,
+            steps: setup
+                .sizes
+                .iter()
+                .map(|&n| local_steps(p.steps_per_sample, n))
+                .collect(),
             weights: setup
                 .sizes
                 .iter()
@@ -141,10 +163,10 @@ impl Method for Cedre {
         if x.ncols() == 0 {
             bail!("CEDRE: machine {} holds no samples", setup.index + 1);
         }
-        let steps = (p.steps_per_sample * x.ncols() as f64).round().max(1.0) as usize;
         Ok(Box::new(Machine {
             x,
-            steps,
+            index: setup.index,
+            steps: local_steps(p.steps_per_sample, x.ncols()),
             received: Array2::zeros((x.nrows(), 0)),
             rng: seed::rng(setup.seed, &["cedre", &setup.index.to_string()]),
             p: p.clone(),
@@ -152,8 +174,14 @@ impl Method for Cedre {
     }
 }
 
+/// m_k = steps_per_sample · n_k, rounded, at least 1.
+fn local_steps(per_sample: f64, n: usize) -> usize {
+    (per_sample * n as f64).round().max(1.0) as usize
+}
+
 struct Machine<'a> {
     x: ArrayView2<'a, f64>,
+    index: usize,
     steps: usize,
     /// The w̃ candidates of the last exchange A.
     received: Array2<f64>,
@@ -167,14 +195,24 @@ impl Machine<'_> {
         self.x.dot(&self.x.t().dot(&w)) / self.x.ncols() as f64
     }
 
-    /// Steps 8–12 from w̃ with step size η; `g_full` = ∇̃F(w̃).
-    fn local(&mut self, wt: ArrayView1<f64>, g_full: ArrayView1<f64>, eta: f64) -> Array1<f64> {
+    /// Steps 8–12 from w̃ with step size η; `g_full` = ∇̃F(w̃). Also returns w_t for t = `keep`.
+    fn local(
+        &mut self,
+        wt: ArrayView1<f64>,
+        g_full: ArrayView1<f64>,
+        eta: f64,
+        keep: Option<usize>,
+    ) -> (Array1<f64>, Option<Array1<f64>>) {
         let mut w = wt.to_owned();
+        let mut kept = None;
         if !self.p.stochastic {
             // ∇̃f_k(w̃) − ∇̃F(w̃), fixed over the round.
             let at = self.a_times(wt.insert_axis(Axis(1))).remove_axis(Axis(1));
             let d = -sphere_project(wt, at.view()) - g_full;
-            for _ in 0..self.steps {
+            for t in 0..self.steps {
+                if keep == Some(t) {
+                    kept = Some(w.clone());
+                }
                 let aw = self
                     .a_times(w.view().insert_axis(Axis(1)))
                     .remove_axis(Axis(1));
@@ -183,7 +221,7 @@ impl Machine<'_> {
                 let norm = w.dot(&w).sqrt();
                 w /= norm;
             }
-            return w;
+            return (w, kept);
         }
         let n = self.x.ncols();
         let (wt, gf) = (wt.as_slice().expect("contiguous"), g_full);
@@ -191,7 +229,10 @@ impl Machine<'_> {
         let gf = gf.as_slice().expect("contiguous");
         let w_s = w.as_slice_mut().expect("contiguous");
         let mut next = vec![0.0; w_s.len()];
-        for _ in 0..self.steps {
+        for t in 0..self.steps {
+            if keep == Some(t) {
+                kept = Some(Array1::from(w_s.to_vec()));
+            }
             let i = self.rng.random_range(0..n);
             let col = self.x.column(i);
             let x = col
@@ -221,7 +262,7 @@ impl Machine<'_> {
                 w_s[j] = next[j] * inv;
             }
         }
-        w
+        (w, kept)
     }
 }
 
@@ -249,12 +290,23 @@ impl Client for Machine<'_> {
             bail!("CEDRE: pick {pick} of {} candidates", self.received.ncols());
         }
         let wt = self.received.column(j).to_owned();
+        // RST-CEDRE: the server's draw of this epoch's output, if it is this machine's.
+        let keep = if msg.has("keep") {
+            let k = msg.get("keep")?;
+            (k[[0, 0]] as usize == self.index).then_some(k[[0, 1]] as usize)
+        } else {
+            None
+        };
         let mut out = Array2::zeros((wt.len(), etas.len()));
+        let mut reply = Message::new();
         for (c, &eta) in etas.iter().enumerate() {
-            let w = self.local(wt.view(), g.column(0), eta);
+            let (w, kept) = self.local(wt.view(), g.column(0), eta, keep);
             out.column_mut(c).assign(&w);
+            if let Some(v) = kept {
+                reply = reply.with("kept", v.insert_axis(Axis(1)));
+            }
         }
-        Ok(Message::new().with("w", out))
+        Ok(reply.with("w", out))
     }
 
     fn reveal(&self) -> Message {
@@ -272,6 +324,12 @@ struct Master {
     /// Round 1 of the step-size search: the combined w̃_1 per candidate η (columns).
     candidates: Option<(Array2<f64>, Vec<f64>)>,
     eta: Option<f64>,
+    /// RST-CEDRE: (round within the epoch, the drawn (s, k, t)).
+    epoch: Option<(u32, (u32, usize, usize))>,
+    /// RST-CEDRE: the drawn iterate, once received.
+    kept: Option<Array1<f64>>,
+    /// m_k per machine.
+    steps: Vec<usize>,
     /// n_k / N: Â = Σ_k (n_k/N) A_k.
     weights: Vec<f64>,
     rng: ChaCha8Rng,
@@ -348,19 +406,47 @@ impl Server for Master {
             Some(e) => vec![e],
             None => self.p.eta_grid.clone(),
         };
-        let msg = Message::new()
+        let mut msg = Message::new()
             .with("g", g.insert_axis(Axis(1)))
             .with(
                 "eta",
                 Array2::from_shape_vec((1, etas.len()), etas.clone())?,
             )
             .with("pick", Array2::from_elem((1, 1), pick as f64));
+        if let (Some(s), true) = (self.p.restart_rounds, self.eta.is_some()) {
+            let steps = &self.steps;
+            let rng = &mut self.rng;
+            let (round, (s_star, k, t)) = *self.epoch.get_or_insert_with(|| {
+                let k = rng.random_range(0..steps.len());
+                let t = rng.random_range(0..steps[k]);
+                (0, (rng.random_range(0..s), k, t))
+            });
+            if round == s_star {
+                let draw = Array2::from_shape_vec((1, 2), vec![k as f64, t as f64])?;
+                msg = msg.with("keep", draw);
+            }
+        }
         let replies = net.round(&msg)?;
+        if let Some(kept) = replies.iter().find(|r| r.has("kept")) {
+            self.kept = Some(kept.get("kept")?.column(0).to_owned());
+        }
         let combined: Vec<Array1<f64>> = (0..etas.len())
             .map(|c| self.combine(&replies, c))
             .collect::<Result<_>>()?;
         if combined.len() == 1 {
             self.w = combined.into_iter().next().expect("one");
+            if let (Some(s), Some((round, draw))) = (self.p.restart_rounds, self.epoch) {
+                if round + 1 == s {
+                    // Algorithm 2: the next epoch starts from Algorithm 1's output.
+                    self.w = self
+                        .kept
+                        .take()
+                        .context("RST-CEDRE: the drawn iterate never came")?;
+                    self.epoch = None;
+                } else {
+                    self.epoch = Some((round + 1, draw));
+                }
+            }
         } else {
             let mut c = Array2::zeros((self.w.len(), combined.len()));
             for (j, w) in combined.iter().enumerate() {
@@ -447,6 +533,27 @@ mod tests {
         assert_eq!(
             c.bytes_up,
             8 * k * ((d + grid * d) + (grid * d + d) + 2 * d)
+        );
+    }
+
+    /// RST-CEDRE restarts from a drawn local iterate every S rounds and still converges; the
+    /// draw costs one vector from one machine per epoch.
+    #[test]
+    fn rst_cedre_converges_and_pays_one_vector_per_epoch() {
+        let (err, _) = run("eta = 0.1\nrestart_rounds = 3\ncombine = \"random\"", 45);
+        assert!(err <= 1e-10, "1 − cos² = {err:e}");
+        let (_, plain) = run("eta = 0.1", 6);
+        let (_, rst) = run("eta = 0.1\nrestart_rounds = 3", 6);
+        let (p, r) = (plain.net.counters(), rst.net.counters());
+        assert_eq!(
+            r.bytes_up - p.bytes_up,
+            2 * 8 * 20,
+            "two epochs: one w_t each"
+        );
+        assert_eq!(
+            r.bytes_down - p.bytes_down,
+            2 * 8 * 2,
+            "two draws of (k, t)"
         );
     }
 

@@ -1171,6 +1171,22 @@ fn eigvec_manifests_check_generator_delta_and_p() {
         "problem.kind",
         &["eigengap", "eigvec"],
     );
+    // Subspace methods at p = 1 run on eigvec problems; a robust method does not.
+    let w = write(&eig.replace(
+        "name = \"cedre\"\nlabel = \"SSI\"",
+        "name = \"ssi\"\nlabel = \"SSI\"",
+    ));
+    manifest::load(&w.path, "paper").unwrap();
+    let w = write(&eig.replace(
+        "name = \"cedre\"\nlabel = \"SSI\"",
+        "name = \"apgm\"\nlabel = \"SSI\"",
+    ));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "name = \"apgm\""),
+        "methods[0].name",
+        &["robust", "eigvec"],
+    );
     // sin2 is positive: a negative target can never be met
     let w = write(&eig.replace("metric = \"log_err\"", "metric = \"sin2\""));
     expect(

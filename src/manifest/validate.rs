@@ -565,7 +565,7 @@ pub(crate) fn check_family(
             }
             continue;
         };
-        if entry.family != kind {
+        if !kind.runs(entry.family) {
             return Err(loc.error(
                 &at("name"),
                 format!(

@@ -14,7 +14,9 @@
 //!   population optimum of the paper's fig. 3(a) (synthetic data only; NaN otherwise).
 //!
 //! Start (the paper's warm start, §4.3): the leading eigenvector of machine 1's A_1, computed
-//! before the run and given to every party (not counted, as in the paper).
+//! before the run and given to every party (not counted, as in the paper); as part `w`, and as
+//! `z` for subspace methods (SSI, LocalPower, FAPS at p = 1), whose estimate `z` is read when
+//! there is no `w`.
 
 use super::{Instance, MetricDef};
 use crate::data::matrix::DataMatrix;
@@ -194,7 +196,10 @@ impl EigvecInstance {
             values,
             vectors: eig.vectors,
             population,
-            start: Message::new().with("w", w0.insert_axis(Axis(1))),
+            // As `w` for the eigvec methods and `z` (n×1) for subspace methods at p = 1.
+            start: Message::new()
+                .with("w", w0.clone().insert_axis(Axis(1)))
+                .with("z", w0.insert_axis(Axis(1))),
         })
     }
 }
@@ -214,7 +219,12 @@ impl Instance for EigvecInstance {
     }
 
     fn evaluate(&self, server: &Message, _clients: &[Message]) -> Result<Vec<f64>> {
-        let w = server.get("w")?;
+        // Eigvec methods report `w`; subspace methods at p = 1 their basis `z`.
+        let w = if server.has("w") {
+            server.get("w")?
+        } else {
+            server.get("z")?
+        };
         if w.dim() != (self.x.n(), 1) {
             bail!("w is {:?}, expected {}×1", w.dim(), self.x.n());
         }

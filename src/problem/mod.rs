@@ -67,6 +67,13 @@ impl Kind {
         }
     }
 
+    /// Whether methods written for `family` solve this family's problems: a subspace method at
+    /// p = 1 finds the leading eigenvector, so eigvec manifests take them too (the compare
+    /// manifests put FAPS-style and CEDRE-style methods on one axis).
+    pub fn runs(self, family: Kind) -> bool {
+        self == family || (self == Kind::Eigvec && family == Kind::Subspace)
+    }
+
     pub fn metric(self, name: &str) -> Option<&'static MetricDef> {
         self.metrics().iter().find(|m| m.name == name)
     }

@@ -34,6 +34,9 @@
 //! CHOICES (the paper is silent): m = `steps_per_sample`·n_k rounded (the paper: m = 5n); each
 //! machine draws its samples from its own seed stream; w⁰ is the family's warm start.
 
+use super::eigvec_common::{
+    a_times, check_rows, local_samples, sample_weights, start_vector, w_message, weighted_sum,
+};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
@@ -124,19 +127,8 @@ impl Method for Cedre {
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
-        let w = setup
-            .start
-            .get("w")
-            .context("CEDRE starts from the family's `w`")?;
-        if w.ncols() != 1 {
-            bail!(
-                "CEDRE seeks one vector; the start has {} columns",
-                w.ncols()
-            );
-        }
-        let total: usize = setup.sizes.iter().sum();
         Ok(Box::new(Master {
-            w: w.column(0).to_owned(),
+            w: start_vector(setup.start, "CEDRE", "starts from the family's `w`")?,
             candidates: None,
             eta: p.eta,
             epoch: None,
@@ -146,23 +138,15 @@ impl Method for Cedre {
                 .iter()
                 .map(|&n| local_steps(p.steps_per_sample, n))
                 .collect(),
-            weights: setup
-                .sizes
-                .iter()
-                .map(|&n| n as f64 / total as f64)
-                .collect(),
+            weights: sample_weights(setup.sizes),
             rng: seed::rng(setup.seed, &["cedre-server"]),
             p: p.clone(),
         }))
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let Some(x) = setup.block.as_dense() else {
-            bail!("CEDRE's local steps read single samples: dense data only");
-        };
-        if x.ncols() == 0 {
-            bail!("CEDRE: machine {} holds no samples", setup.index + 1);
-        }
+        // The local steps read single samples: dense data only.
+        let x = local_samples(&setup, "CEDRE")?;
         Ok(Box::new(Machine {
             x,
             index: setup.index,
@@ -190,11 +174,6 @@ struct Machine<'a> {
 }
 
 impl Machine<'_> {
-    /// A_k W = X_k(X_kᵀW)/n_k.
-    fn a_times(&self, w: ArrayView2<f64>) -> Array2<f64> {
-        self.x.dot(&self.x.t().dot(&w)) / self.x.ncols() as f64
-    }
-
     /// Steps 8–12 from w̃ with step size η; `g_full` = ∇̃F(w̃). Also returns w_t for t = `keep`.
     fn local(
         &mut self,
@@ -207,15 +186,13 @@ impl Machine<'_> {
         let mut kept = None;
         if !self.p.stochastic {
             // ∇̃f_k(w̃) − ∇̃F(w̃), fixed over the round.
-            let at = self.a_times(wt.insert_axis(Axis(1))).remove_axis(Axis(1));
+            let at = a_times(self.x, wt.insert_axis(Axis(1))).remove_axis(Axis(1));
             let d = -sphere_project(wt, at.view()) - g_full;
             for t in 0..self.steps {
                 if keep == Some(t) {
                     kept = Some(w.clone());
                 }
-                let aw = self
-                    .a_times(w.view().insert_axis(Axis(1)))
-                    .remove_axis(Axis(1));
+                let aw = a_times(self.x, w.view().insert_axis(Axis(1))).remove_axis(Axis(1));
                 let g = -sphere_project(w.view(), aw.view()) - sphere_project(w.view(), d.view());
                 w.scaled_add(-eta, &g);
                 let norm = w.dot(&w).sqrt();
@@ -271,15 +248,9 @@ impl Client for Machine<'_> {
         if msg.has("w") {
             // Exchange A: store the candidates, reply A_k w̃ for each.
             let w = msg.get("w")?;
-            if w.nrows() != self.x.nrows() {
-                bail!(
-                    "CEDRE: w has {} rows, the data {} features",
-                    w.nrows(),
-                    self.x.nrows()
-                );
-            }
+            check_rows("CEDRE", "w", w, self.x.nrows())?;
             self.received = w.clone();
-            return Ok(Message::new().with("aw", self.a_times(w.view())));
+            return Ok(Message::new().with("aw", a_times(self.x, w.view())));
         }
         // Exchange B: local steps from the chosen w̃, once per step size.
         let g = msg.get("g")?;
@@ -337,19 +308,6 @@ struct Master {
 }
 
 impl Master {
-    /// Σ_k (n_k/N) · part of reply k.
-    fn weighted(&self, replies: &[Message], part: &str) -> Result<Array2<f64>> {
-        let mut acc: Option<Array2<f64>> = None;
-        for (r, &wk) in replies.iter().zip(&self.weights) {
-            let v = r.get(part)? * wk;
-            acc = Some(match acc {
-                Some(a) => a + v,
-                None => v,
-            });
-        }
-        acc.context("CEDRE: no machines")
-    }
-
     /// Steps 15–17 on column `c` of every machine's reply.
     fn combine(&mut self, replies: &[Message], c: usize) -> Result<Array1<f64>> {
         let ws: Vec<Array1<f64>> = replies
@@ -387,7 +345,8 @@ impl Server for Master {
             None => self.w.clone().insert_axis(Axis(1)),
         };
         let replies = net.round(&Message::new().with("w", sent.clone()))?;
-        let aw = self.weighted(&replies, "aw")?;
+        // Σ_k (n_k/N) A_k w̃ for each candidate.
+        let aw = weighted_sum(&replies, &self.weights, "aw", "CEDRE")?;
         let mut pick = 0;
         if let Some((_, etas)) = self.candidates.take() {
             // The search's verdict: the candidate of least F = −½ wᵀÂw.
@@ -458,44 +417,20 @@ impl Server for Master {
     }
 
     fn estimate(&self) -> Message {
-        Message::new().with("w", self.w.clone().insert_axis(Axis(1)))
+        w_message(&self.w)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::data::eigengap;
-    use crate::data::matrix::Block;
-    use crate::linalg::sym_eig_desc;
+    use crate::fed::Network;
+    use crate::methods::eigvec_common::testing::sin2_after;
     use crate::methods::registry::Running;
 
-    /// 1 − (vᵀw)² after `rounds` rounds on a small eigengap problem over 4 machines.
+    /// 1 − (vᵀw)² after `rounds` rounds on a small eigengap problem (data halved) over 4
+    /// machines.
     fn run(params: &str, rounds: usize) -> (f64, Running<'static>) {
-        let e = eigengap::eigengap(20, 800, 0.3, 0.8, 3).unwrap();
-        let x: &'static Array2<f64> = Box::leak(Box::new(e.x / 2.0));
-        let cov = x.dot(&x.t()) / 800.0;
-        let v = sym_eig_desc(cov.view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        let x1 = x.slice(ndarray::s![.., ..200]);
-        let w0 = sym_eig_desc((x1.dot(&x1.t()) / 200.0).view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        let start = Message::new().with("w", w0.insert_axis(Axis(1)));
-        let params: toml::Table = toml::from_str(params).unwrap();
-        let blocks = Block::Dense(x.view()).split(&[200; 4]);
-        let mut r = Running::named("cedre", &params, &start, 5, blocks, 20).unwrap();
-        for _ in 0..rounds {
-            r.step().unwrap();
-        }
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v) / w.dot(&w).sqrt();
-        (1.0 - c * c, r)
+        sin2_after("cedre", 2.0, params, rounds)
     }
 
     #[test]

@@ -36,12 +36,15 @@
 //! - before the exchange the estimate is the family's common start `w` (the run's 0-vector
 //!   point, as for every method of the family); the start plays no part in the result.
 
+use super::eigvec_common::{
+    check_rows, dense_block, sample_weights, start_vector, w_message, weighted_sum,
+};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::{orth, sym_eig_desc};
 use crate::seed;
 use anyhow::{bail, Context, Result};
-use ndarray::{Array1, Array2, ArrayView2, Axis, ShapeBuilder};
+use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
@@ -75,35 +78,23 @@ impl Method for DisPcaB {
     type Params = Params;
 
     fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
-        let w = setup
-            .start
-            .get("w")
-            .context("DisPCA-B reports the family's `w` before its exchange")?;
-        if w.ncols() != 1 {
-            bail!(
-                "DisPCA-B seeks one vector; the start has {} columns",
-                w.ncols()
-            );
-        }
-        let total: usize = setup.sizes.iter().sum();
-        if total == 0 {
+        let w = start_vector(
+            setup.start,
+            "DisPCA-B",
+            "reports the family's `w` before its exchange",
+        )?;
+        if setup.sizes.iter().sum::<usize>() == 0 {
             bail!("DisPCA-B: no samples on any machine");
         }
         Ok(Box::new(Master {
-            w: w.column(0).to_owned(),
-            weights: setup
-                .sizes
-                .iter()
-                .map(|&n| n as f64 / total as f64)
-                .collect(),
+            w,
+            weights: sample_weights(setup.sizes),
             done: false,
         }))
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let Some(x) = setup.block.as_dense() else {
-            bail!("DisPCA-B: dense data only (the eigvec family's data is dense)");
-        };
+        let x = dense_block(&setup, "DisPCA-B")?;
         let (d, n) = x.dim();
         let xi = p.xi.min(d);
         // The same stream on every machine (the seed and the names do not involve the index).
@@ -131,13 +122,7 @@ impl Client for Machine<'_> {
         if msg.has("q") {
             // Round 2: QᵀA_kQ = (X_kᵀQ)ᵀ(X_kᵀQ)/n_k.
             let q = msg.get("q")?;
-            if q.nrows() != self.x.nrows() {
-                bail!(
-                    "DisPCA-B: Q has {} rows, the data {} features",
-                    q.nrows(),
-                    self.x.nrows()
-                );
-            }
+            check_rows("DisPCA-B", "Q", q, self.x.nrows())?;
             let z = self.x.t().dot(q);
             return Ok(Message::new().with("b", z.t().dot(&z) * self.inv_n));
         }
@@ -155,37 +140,13 @@ struct Master {
     done: bool,
 }
 
-impl Master {
-    /// Σ_k (n_k/N) · part of reply k, in client order.
-    fn weighted(&self, replies: &[Message], part: &str) -> Result<Array2<f64>> {
-        if replies.len() != self.weights.len() || replies.is_empty() {
-            bail!(
-                "DisPCA-B: {} replies for {} machines",
-                replies.len(),
-                self.weights.len()
-            );
-        }
-        let mut acc = replies[0].get(part)? * self.weights[0];
-        for (r, &wk) in replies.iter().zip(&self.weights).skip(1) {
-            let p = r.get(part)?;
-            if p.dim() != acc.dim() {
-                bail!(
-                    "DisPCA-B: part `{part}` is {:?}, expected {:?}",
-                    p.dim(),
-                    acc.dim()
-                );
-            }
-            acc.scaled_add(wk, p);
-        }
-        Ok(acc)
-    }
-}
-
 impl Server for Master {
     fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
         // One shot: a second step (the runner stops before one) sends nothing.
         if !self.done {
-            let y = self.weighted(&net.round(&Message::new())?, "y")?;
+            // Y = Σ_k (n_k/N) Y_k = ÂΩ, then QᵀÂQ = Σ_k (n_k/N) QᵀA_kQ.
+            let replies = net.round(&Message::new())?;
+            let y = weighted_sum(&replies, &self.weights, "y", "DisPCA-B")?;
             let (d, xi) = y.dim();
             if d != self.w.len() || xi == 0 || xi > d {
                 bail!(
@@ -194,7 +155,8 @@ impl Server for Master {
                 );
             }
             let q = orth(y.view());
-            let b = self.weighted(&net.round(&Message::new().with("q", q.clone()))?, "b")?;
+            let replies = net.round(&Message::new().with("q", q.clone()))?;
+            let b = weighted_sum(&replies, &self.weights, "b", "DisPCA-B")?;
             if b.dim() != (xi, xi) {
                 bail!("DisPCA-B: QᵀÂQ is {:?}, expected {xi}×{xi}", b.dim());
             }
@@ -211,23 +173,21 @@ impl Server for Master {
     }
 
     fn estimate(&self) -> Message {
-        Message::new().with("w", self.w.clone().insert_axis(Axis(1)))
+        w_message(&self.w)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::eigengap;
-    use crate::data::matrix::Block;
+    use crate::methods::eigvec_common::testing::{one_shot, problem};
     use crate::methods::registry::Running;
     use ndarray::s;
     use ndarray_linalg::Inverse;
 
-    /// The CEDRE tests' problem: D = 20, 800 samples, δ = 0.3, decay 0.8.
+    /// The CEDRE tests' problem (D = 20, 800 samples, δ = 0.3, decay 0.8), not halved.
     fn data() -> &'static Array2<f64> {
-        let e = eigengap::eigengap(20, 800, 0.3, 0.8, 3).unwrap();
-        Box::leak(Box::new(e.x))
+        problem(1.0).x
     }
 
     fn covariance(x: ArrayView2<f64>) -> Array2<f64> {
@@ -237,21 +197,7 @@ mod tests {
     /// 1 − (vᵀw)² after one step with sketch width `xi` and method seed `seed`, over machines of
     /// `sizes`, with every machine's messages recorded; the step's info and the running method.
     fn run(xi: usize, sizes: &[usize], seed: u64) -> (f64, StepInfo, Running<'static>) {
-        let x = data();
-        let v = sym_eig_desc(covariance(x.view()).view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        let start = Message::new().with("w", Array2::from_elem((20, 1), 1.0 / 20f64.sqrt()));
-        let params: toml::Table = toml::from_str(&format!("xi = {xi}")).unwrap();
-        let blocks = Block::Dense(x.view()).split(sizes);
-        let mut r = Running::named("dispca_b", &params, &start, seed, blocks, 20).unwrap();
-        r.net.record_transcript((0..sizes.len()).collect());
-        let info = r.step().unwrap();
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v) / w.dot(&w).sqrt();
-        (1.0 - c * c, info, r)
+        one_shot("dispca_b", &format!("xi = {xi}"), sizes, seed, true)
     }
 
     const EVEN: [usize; 4] = [200; 4];

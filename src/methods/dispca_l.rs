@@ -28,6 +28,7 @@
 //! - before the exchange the estimate is the family's common start `w` (the run's 0-vector
 //!   point, as for every method of the family); the start plays no part in the result.
 
+use super::eigvec_common::{dense_block, start_vector, w_message};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::svd::partial_svd;
@@ -64,26 +65,18 @@ impl Method for DisPcaL {
     type Params = Params;
 
     fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
-        let w = setup
-            .start
-            .get("w")
-            .context("DisPCA-L reports the family's `w` before its exchange")?;
-        if w.ncols() != 1 {
-            bail!(
-                "DisPCA-L seeks one vector; the start has {} columns",
-                w.ncols()
-            );
-        }
         Ok(Box::new(Master {
-            w: w.column(0).to_owned(),
+            w: start_vector(
+                setup.start,
+                "DisPCA-L",
+                "reports the family's `w` before its exchange",
+            )?,
             done: false,
         }))
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let Some(x) = setup.block.as_dense() else {
-            bail!("DisPCA-L: dense data only (the eigvec family's data is dense)");
-        };
+        let x = dense_block(&setup, "DisPCA-L")?;
         let total: usize = setup.sizes.iter().sum();
         if total == 0 {
             bail!("DisPCA-L: no samples on any machine");
@@ -147,23 +140,21 @@ impl Server for Master {
     }
 
     fn estimate(&self) -> Message {
-        Message::new().with("w", self.w.clone().insert_axis(Axis(1)))
+        w_message(&self.w)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::eigengap;
-    use crate::data::matrix::Block;
     use crate::linalg::sym_eig_desc;
+    use crate::methods::eigvec_common::testing::{estimate, one_shot, problem, sin2};
     use crate::methods::registry::Running;
     use ndarray::{s, Array2};
 
-    /// The CEDRE tests' problem: D = 20, 800 samples, δ = 0.3, decay 0.8.
+    /// The CEDRE tests' problem (D = 20, 800 samples, δ = 0.3, decay 0.8), not halved.
     fn data() -> &'static Array2<f64> {
-        let e = eigengap::eigengap(20, 800, 0.3, 0.8, 3).unwrap();
-        Box::leak(Box::new(e.x))
+        problem(1.0).x
     }
 
     /// Â = XXᵀ/N's eigenpairs.
@@ -174,16 +165,7 @@ mod tests {
     /// 1 − (vᵀw)² after one step with `t`, over machines of `sizes`; the step's info and the
     /// running method (for its counters).
     fn run(t: usize, sizes: &[usize]) -> (f64, StepInfo, Running<'static>) {
-        let x = data();
-        let v = exact(x).vectors.column(0).to_owned();
-        let start = Message::new().with("w", Array2::from_elem((20, 1), 1.0 / 20f64.sqrt()));
-        let params: toml::Table = toml::from_str(&format!("t = {t}")).unwrap();
-        let blocks = Block::Dense(x.view()).split(sizes);
-        let mut r = Running::named("dispca_l", &params, &start, 5, blocks, 20).unwrap();
-        let info = r.step().unwrap();
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v) / w.dot(&w).sqrt();
-        (1.0 - c * c, info, r)
+        one_shot("dispca_l", &format!("t = {t}"), sizes, 5, false)
     }
 
     const EVEN: [usize; 4] = [200; 4];
@@ -260,13 +242,8 @@ mod tests {
             }
             let want = sym_eig_desc(m.view()).unwrap().vectors.column(0).to_owned();
             let (_, _, r) = run(t, &UNEVEN);
-            let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-            let c = w.dot(&want) / w.dot(&w).sqrt();
-            assert!(
-                1.0 - c * c <= 1e-12,
-                "t = {t}: 1 − cos² = {:e}",
-                1.0 - c * c
-            );
+            let err = sin2(&estimate(&r), &want);
+            assert!(err <= 1e-12, "t = {t}: 1 − cos² = {err:e}");
         }
     }
 

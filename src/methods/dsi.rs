@@ -63,6 +63,10 @@
 //! μ measured the same way: 0.02–0.04 (≈ ‖A_1 − Â‖ = 0.04 there) needs 33 rounds, the default
 //! (0.137, three times the true norm) 38, 0 needs 36: with the line search μ only tunes speed.
 
+use super::eigvec_common::{
+    a_times, check_rows, local_samples, sample_weights, start_vector, unit, w_message,
+    weighted_vector,
+};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::svd::thin_svd;
@@ -135,26 +139,10 @@ impl Method for Dsi {
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
-        let w = setup
-            .start
-            .get("w")
-            .context("DSI starts from the family's `w`")?;
-        if w.ncols() != 1 {
-            bail!("DSI seeks one vector; the start has {} columns", w.ncols());
-        }
-        let total: usize = setup.sizes.iter().sum();
-        let w = w.column(0).to_owned();
-        let norm = w.dot(&w).sqrt();
-        if !(norm > 0.0 && norm.is_finite()) {
-            bail!("DSI: the start `w` is zero or not finite");
-        }
+        let w = start_vector(setup.start, "DSI", "starts from the family's `w`")?;
         Ok(Box::new(Master {
-            w: w / norm,
-            weights: setup
-                .sizes
-                .iter()
-                .map(|&n| n as f64 / total as f64)
-                .collect(),
+            w: unit(w).context("DSI: the start `w` is zero or not finite")?,
+            weights: sample_weights(setup.sizes),
             rho_hat: f64::NEG_INFINITY,
             margin: None,
             p: p.clone(),
@@ -162,12 +150,8 @@ impl Method for Dsi {
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let Some(x) = setup.block.as_dense() else {
-            bail!("DSI: machine 1's preconditioner needs dense data");
-        };
-        if x.ncols() == 0 {
-            bail!("DSI: machine {} holds no samples", setup.index + 1);
-        }
+        // Machine 1's preconditioner needs dense data.
+        let x = local_samples(&setup, "DSI")?;
         let pre = if setup.index == 0 {
             Some(Precond::new(x, p)?)
         } else {
@@ -246,15 +230,8 @@ impl Client for Machine<'_> {
         if msg.has("z") {
             // P round: A_k d = X_k(X_kᵀd)/n_k.
             let z = msg.get("z")?;
-            if z.nrows() != self.x.nrows() {
-                bail!(
-                    "DSI: z has {} rows, the data {} features",
-                    z.nrows(),
-                    self.x.nrows()
-                );
-            }
-            let az = self.x.dot(&self.x.t().dot(z)) / self.x.ncols() as f64;
-            let mut reply = Message::new().with("az", az);
+            check_rows("DSI", "z", z, self.x.nrows())?;
+            let mut reply = Message::new().with("az", a_times(self.x, z.view()));
             if let Some(pre) = &mut self.pre {
                 if !pre.margin_sent {
                     reply = reply.with_scalar("margin", pre.margin);
@@ -268,13 +245,7 @@ impl Client for Machine<'_> {
             return Ok(Message::new());
         };
         let r = msg.get("r")?;
-        if r.nrows() != self.x.nrows() {
-            bail!(
-                "DSI: r has {} rows, the data {} features",
-                r.nrows(),
-                self.x.nrows()
-            );
-        }
+        check_rows("DSI", "r", r, self.x.nrows())?;
         let p = pre.solve(r.column(0), msg.scalar("shift")?);
         Ok(Message::new().with("p", p.insert_axis(Axis(1))))
     }
@@ -304,10 +275,7 @@ impl Master {
                     .context("DSI: machine 1's shift margin")?,
             );
         }
-        let mut ad = Array1::zeros(d.len());
-        for (r, &wk) in replies.iter().zip(&self.weights) {
-            ad.scaled_add(wk, &r.get("az")?.column(0));
-        }
+        let ad = weighted_vector(&replies, &self.weights, "az", d.len(), "DSI")?;
         let rho = d.dot(&ad) / d.dot(d);
         if rho > self.rho_hat {
             self.rho_hat = rho;
@@ -377,58 +345,26 @@ impl Server for Master {
             r.scaled_add(-alpha, &hd);
             prev = Some((d, rp));
         }
-        let zn = norm(&z);
-        if !(zn > 0.0 && zn.is_finite()) {
-            bail!("DSI: the inner solve returned z = 0 or not finite");
-        }
-        self.w = z / zn;
+        self.w = unit(z).context("DSI: the inner solve returned z = 0 or not finite")?;
         Ok(info)
     }
 
     fn estimate(&self) -> Message {
-        Message::new().with("w", self.w.clone().insert_axis(Axis(1)))
+        w_message(&self.w)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::eigengap;
-    use crate::data::matrix::Block;
-    use crate::linalg::sym_eig_desc;
+    use crate::methods::eigvec_common::a_times_vec;
+    use crate::methods::eigvec_common::testing::{self, estimate, problem, sin2_after};
     use crate::methods::registry::Running;
 
-    /// The cedre test's problem: D = 20, 4 machines of 200; (data, v₁ of Â, warm start).
-    fn problem() -> (&'static Array2<f64>, Array1<f64>, Message) {
-        let e = eigengap::eigengap(20, 800, 0.3, 0.8, 3).unwrap();
-        let x: &'static Array2<f64> = Box::leak(Box::new(e.x / 2.0));
-        let cov = x.dot(&x.t()) / 800.0;
-        let v = sym_eig_desc(cov.view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        let x1 = x.slice(ndarray::s![.., ..200]);
-        let w0 = sym_eig_desc((x1.dot(&x1.t()) / 200.0).view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        (x, v, Message::new().with("w", w0.insert_axis(Axis(1))))
-    }
-
-    /// 1 − (vᵀw)² after `steps` outer iterations.
+    /// 1 − (vᵀw)² after `steps` outer iterations on the cedre test's problem (data halved): D =
+    /// 20, 4 machines of 200, from the warm start.
     fn run(params: &str, steps: usize) -> (f64, Running<'static>) {
-        let (x, v, start) = problem();
-        let params: toml::Table = toml::from_str(params).unwrap();
-        let blocks = Block::Dense(x.view()).split(&[200; 4]);
-        let mut r = Running::named("dsi", &params, &start, 5, blocks, 20).unwrap();
-        for _ in 0..steps {
-            r.step().unwrap();
-        }
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v) / w.dot(&w).sqrt();
-        (1.0 - c * c, r)
+        sin2_after("dsi", 2.0, params, steps)
     }
 
     #[test]
@@ -452,18 +388,11 @@ mod tests {
     /// raises it (measured: it fires) and the run still converges to v₁.
     #[test]
     fn a_shift_below_the_top_eigenvalue_is_recovered() {
-        let (x, v, _) = problem();
+        let p = problem(2.0);
         let mut w0 = Array1::zeros(20);
         w0[0] = 1.0;
-        let start = Message::new().with("w", w0.insert_axis(Axis(1)));
-        let params: toml::Table = toml::from_str("gap_factor = 0.05").unwrap();
-        let blocks = Block::Dense(x.view()).split(&[200; 4]);
-        let mut r = Running::named("dsi", &params, &start, 5, blocks, 20).unwrap();
-        for _ in 0..30 {
-            r.step().unwrap();
-        }
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v);
+        let r = testing::run("dsi", "gap_factor = 0.05", p.x, &w_message(&w0), 30);
+        let c = estimate(&r).dot(&p.v);
         assert!(1.0 - c * c <= 1e-10, "1 − cos² = {:e}", 1.0 - c * c);
     }
 
@@ -485,7 +414,7 @@ mod tests {
     /// The relay solves (λ + μ)I − A_1 exactly, for D > n₁ (thin SVD) as for D ≤ n₁.
     #[test]
     fn the_preconditioner_solves_with_c() {
-        let (x, _, _) = problem();
+        let x = problem(2.0).x;
         for n in [200, 12] {
             let x1 = x.slice(ndarray::s![.., ..n]);
             let pre = Precond::new(x1, &Params::default()).unwrap();
@@ -493,7 +422,7 @@ mod tests {
             let c = (lambda + pre.mu).max(pre.sigma[0] + pre.margin);
             let r = Array1::from_shape_fn(20, |i| (i as f64).sin());
             let p = pre.solve(r.view(), lambda);
-            let a1p = x1.dot(&x1.t().dot(&p)) / n as f64;
+            let a1p = a_times_vec(x1, p.view());
             let back = &p * c - &a1p;
             assert!(norm(&(&back - &r)) <= 1e-12 * norm(&r), "n = {n}");
         }

@@ -35,6 +35,9 @@
 //! between solves, tried first, shrank to 1e-8 at such floors and stalled ILEA at 1 − (θᵀv)² ≈
 //! 1e-9, hence the reset). Local work only: no byte count changes.
 
+use super::eigvec_common::{
+    a_times_vec, local_samples, sample_weights, start_vector, unit, w_message, weighted_vector,
+};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
@@ -81,36 +84,15 @@ impl Method for Ilea {
     type Params = Params;
 
     fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
-        let w = setup
-            .start
-            .get("w")
-            .context("ILEA starts from the family's `w`")?;
-        if w.ncols() != 1 {
-            bail!("ILEA seeks one vector; the start has {} columns", w.ncols());
-        }
-        let w = w.column(0).to_owned();
-        let norm = w.dot(&w).sqrt();
-        if !(norm > 0.0 && norm.is_finite()) {
-            bail!("ILEA: the start `w` is zero or not finite");
-        }
-        let total: usize = setup.sizes.iter().sum();
+        let w = start_vector(setup.start, "ILEA", "starts from the family's `w`")?;
         Ok(Box::new(Master {
-            w: w / norm,
-            weights: setup
-                .sizes
-                .iter()
-                .map(|&n| n as f64 / total as f64)
-                .collect(),
+            w: unit(w).context("ILEA: the start `w` is zero or not finite")?,
+            weights: sample_weights(setup.sizes),
         }))
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let Some(x) = setup.block.as_dense() else {
-            bail!("ILEA: dense data only");
-        };
-        if x.ncols() == 0 {
-            bail!("ILEA: machine {} holds no samples", setup.index + 1);
-        }
+        let x = local_samples(&setup, "ILEA")?;
         let mut m = Machine {
             x,
             solver: setup.index == 0,
@@ -127,7 +109,7 @@ impl Method for Ilea {
                 .get("w")
                 .context("ILEA: the start `w`")?
                 .column(0);
-            let lam = w.dot(&m.a_times(w)) / w.dot(&w);
+            let lam = w.dot(&a_times_vec(m.x, w)) / w.dot(&w);
             if lam > 0.0 && lam.is_finite() {
                 m.eta0 = 1.0 / lam;
             }
@@ -190,11 +172,6 @@ struct Machine<'a> {
 }
 
 impl Machine<'_> {
-    /// A_k v = X_k(X_kᵀv)/n_k.
-    fn a_times(&self, v: ArrayView1<f64>) -> Array1<f64> {
-        self.x.dot(&self.x.t().dot(&v)) / self.x.ncols() as f64
-    }
-
     /// argmin of the surrogate near θ_s, by Armijo Riemannian gradient descent from θ_s.
     fn local_solve(&mut self, g_full: ArrayView1<f64>) -> Array1<f64> {
         let p = self.theta.view();
@@ -219,7 +196,7 @@ impl Machine<'_> {
             let mut accepted = None;
             for _ in 0..60 {
                 let cand = sphere_exp(theta.view(), (&g * -trial).view());
-                let ac = self.a_times(cand.view());
+                let ac = a_times_vec(self.x, cand.view());
                 let hc = sur.log_term(cand.view());
                 let gc = sur.grad(cand.view(), ac.view());
                 // f̃(θ') − f̃(θ) without the cancellation of −½θ'ᵀAθ' + ½θᵀAθ.
@@ -258,7 +235,7 @@ impl Client for Machine<'_> {
                     self.x.nrows()
                 );
             }
-            let aw = self.a_times(w.column(0));
+            let aw = a_times_vec(self.x, w.column(0));
             if self.solver {
                 self.theta = w.column(0).to_owned();
                 self.a_theta = aw.clone();
@@ -292,11 +269,8 @@ struct Master {
 impl Server for Master {
     fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
         // Round A.
-        let replies = net.round(&Message::new().with("w", self.w.clone().insert_axis(Axis(1))))?;
-        let mut aw = Array1::zeros(self.w.len());
-        for (r, &wk) in replies.iter().zip(&self.weights) {
-            aw.scaled_add(wk, &r.get("aw")?.column(0));
-        }
+        let replies = net.round(&w_message(&self.w))?;
+        let aw = weighted_vector(&replies, &self.weights, "aw", self.w.len(), "ILEA")?;
         let objective = -0.5 * self.w.dot(&aw);
         let g = -sphere_project(self.w.view(), aw.view());
         // Round B.
@@ -307,11 +281,7 @@ impl Server for Master {
             .get("w")?
             .column(0)
             .to_owned();
-        let norm = next.dot(&next).sqrt();
-        if !(norm > 0.0 && norm.is_finite()) {
-            bail!("ILEA: machine 1 returned θ = 0 or not finite");
-        }
-        self.w = next / norm;
+        self.w = unit(next).context("ILEA: machine 1 returned θ = 0 or not finite")?;
         Ok(StepInfo {
             objective: Some(objective),
             ..Default::default()
@@ -319,50 +289,20 @@ impl Server for Master {
     }
 
     fn estimate(&self) -> Message {
-        Message::new().with("w", self.w.clone().insert_axis(Axis(1)))
+        w_message(&self.w)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::eigengap;
-    use crate::data::matrix::Block;
-    use crate::linalg::sym_eig_desc;
+    use crate::methods::eigvec_common::testing::{self, estimate, problem, sin2_after};
     use crate::methods::registry::Running;
-    use ndarray::Array2;
 
-    /// The cedre test's problem: D = 20, 4 machines of 200; (data, v₁ of Â, warm start).
-    fn problem() -> (&'static Array2<f64>, Array1<f64>, Message) {
-        let e = eigengap::eigengap(20, 800, 0.3, 0.8, 3).unwrap();
-        let x: &'static Array2<f64> = Box::leak(Box::new(e.x / 2.0));
-        let cov = x.dot(&x.t()) / 800.0;
-        let v = sym_eig_desc(cov.view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        let x1 = x.slice(ndarray::s![.., ..200]);
-        let w0 = sym_eig_desc((x1.dot(&x1.t()) / 200.0).view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        (x, v, Message::new().with("w", w0.insert_axis(Axis(1))))
-    }
-
-    /// 1 − (vᵀw)² after `steps` iterations.
+    /// 1 − (vᵀw)² after `steps` iterations on the cedre test's problem (data halved): D = 20,
+    /// 4 machines of 200, from the warm start.
     fn run(params: &str, steps: usize) -> (f64, Running<'static>) {
-        let (x, v, start) = problem();
-        let params: toml::Table = toml::from_str(params).unwrap();
-        let blocks = Block::Dense(x.view()).split(&[200; 4]);
-        let mut r = Running::named("ilea", &params, &start, 5, blocks, 20).unwrap();
-        for _ in 0..steps {
-            r.step().unwrap();
-        }
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v) / w.dot(&w).sqrt();
-        (1.0 - c * c, r)
+        sin2_after("ilea", 2.0, params, steps)
     }
 
     #[test]
@@ -377,13 +317,9 @@ mod tests {
     /// v₁ of Â is a fixed point: ∇̃F(v₁) = 0 makes v₁ stationary for the surrogate.
     #[test]
     fn the_leading_eigenvector_is_a_fixed_point() {
-        let (x, v, _) = problem();
-        let start = Message::new().with("w", v.clone().insert_axis(Axis(1)));
-        let blocks = Block::Dense(x.view()).split(&[200; 4]);
-        let mut r = Running::named("ilea", &toml::Table::new(), &start, 5, blocks, 20).unwrap();
-        r.step().unwrap();
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v);
+        let p = problem(2.0);
+        let r = testing::run("ilea", "", p.x, &w_message(&p.v), 1);
+        let c = estimate(&r).dot(&p.v);
         assert!(1.0 - c * c <= 1e-14, "1 − cos² = {:e}", 1.0 - c * c);
     }
 
@@ -405,12 +341,13 @@ mod tests {
     /// geodesics, at points near θ_s (series branch) and far from it (closed form).
     #[test]
     fn the_surrogate_gradient_matches_its_value() {
-        let (x, _, start) = problem();
+        let pb = problem(2.0);
+        let x = pb.x;
         let a1 = x
             .slice(ndarray::s![.., ..200])
             .dot(&x.slice(ndarray::s![.., ..200]).t())
             / 200.0;
-        let p = start.get("w").unwrap().column(0).to_owned();
+        let p = pb.start.get("w").unwrap().column(0).to_owned();
         let raw = Array1::from_shape_fn(20, |i| ((i * 7 + 3) as f64).sin());
         let sur = Surrogate {
             p: p.view(),

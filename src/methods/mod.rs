@@ -13,6 +13,7 @@ pub mod dcfpca;
 pub mod dispca_b;
 pub mod dispca_l;
 pub mod dsi;
+pub mod eigvec_common;
 pub mod faps;
 pub mod faspca;
 pub mod fsspca;

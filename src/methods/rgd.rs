@@ -15,11 +15,14 @@
 //! whenever F(y) rose from the previous round (function restart; F(y) = −½yᵀÂy is known from
 //! the replies, no extra exchange); the estimate is y, the point whose products the server holds.
 
+use super::eigvec_common::{
+    a_times, check_rows, local_samples, sample_weights, start_vector, w_message, weighted_vector,
+};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project, sphere_retract};
-use anyhow::{bail, Context, Result};
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use anyhow::Result;
+use ndarray::{Array1, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 
 pub struct Rgd;
@@ -56,38 +59,22 @@ impl Method for Rgd {
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
-        let w = setup
-            .start
-            .get("w")
-            .context("RGD starts from the family's `w`")?;
-        if w.ncols() != 1 {
-            bail!("RGD seeks one vector; the start has {} columns", w.ncols());
-        }
-        let y = w.column(0).to_owned();
-        let total: usize = setup.sizes.iter().sum();
+        let y = start_vector(setup.start, "RGD", "starts from the family's `w`")?;
         Ok(Box::new(Master {
             x: y.clone(),
             y,
             t: 1,
             eta: None,
             last_f: f64::INFINITY,
-            weights: setup
-                .sizes
-                .iter()
-                .map(|&n| n as f64 / total as f64)
-                .collect(),
+            weights: sample_weights(setup.sizes),
             p: p.clone(),
         }))
     }
 
     fn client<'a>(_: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let Some(x) = setup.block.as_dense() else {
-            bail!("RGD: dense data only");
-        };
-        if x.ncols() == 0 {
-            bail!("RGD: machine {} holds no samples", setup.index + 1);
-        }
-        Ok(Box::new(Machine { x }))
+        Ok(Box::new(Machine {
+            x: local_samples(&setup, "RGD")?,
+        }))
     }
 }
 
@@ -98,15 +85,8 @@ struct Machine<'a> {
 impl Client for Machine<'_> {
     fn respond(&mut self, msg: &Message) -> Result<Message> {
         let y = msg.get("y")?;
-        if y.nrows() != self.x.nrows() {
-            bail!(
-                "RGD: y has {} rows, the data {} features",
-                y.nrows(),
-                self.x.nrows()
-            );
-        }
-        let ay = self.x.dot(&self.x.t().dot(y)) / self.x.ncols() as f64;
-        Ok(Message::new().with("ay", ay))
+        check_rows("RGD", "y", y, self.x.nrows())?;
+        Ok(Message::new().with("ay", a_times(self.x, y.view())))
     }
 
     fn reveal(&self) -> Message {
@@ -129,11 +109,8 @@ struct Master {
 impl Server for Master {
     fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
         let replies = net.round(&Message::new().with("y", self.y.clone().insert_axis(Axis(1))))?;
-        let mut ay = Array2::<f64>::zeros((self.y.len(), 1));
-        for (r, &wk) in replies.iter().zip(&self.weights) {
-            ay.scaled_add(wk, r.get("ay")?);
-        }
-        let ay = ay.remove_axis(Axis(1));
+        // Ây = Σ_k (n_k/N) A_k y.
+        let ay = weighted_vector(&replies, &self.weights, "ay", self.y.len(), "RGD")?;
         let rq = self.y.dot(&ay);
         let f = -0.5 * rq;
         let eta = *self
@@ -161,45 +138,21 @@ impl Server for Master {
     }
 
     fn estimate(&self) -> Message {
-        Message::new().with("w", self.y.clone().insert_axis(Axis(1)))
+        w_message(&self.y)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::data::eigengap;
-    use crate::data::matrix::Block;
-    use crate::fed::{Message, Network};
-    use crate::linalg::sym_eig_desc;
-    use crate::methods::registry::Running;
-    use ndarray::{s, Array2, Axis};
+    use crate::fed::Network;
+    use crate::methods::eigvec_common::testing::sin2_after;
 
-    /// 1 − (vᵀw)² after `rounds` rounds, and the bytes counted, on 4 machines of 200 samples.
+    /// 1 − (vᵀw)² after `rounds` rounds, and the bytes counted, on 4 machines of 200 samples
+    /// (the data as generated, not halved).
     fn run(params: &str, rounds: usize) -> (f64, u64, u64) {
-        let e = eigengap::eigengap(20, 800, 0.3, 0.8, 3).unwrap();
-        let x: Array2<f64> = e.x;
-        let v = sym_eig_desc((x.dot(&x.t()) / 800.0).view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        let x1 = x.slice(s![.., ..200]);
-        let w0 = sym_eig_desc((x1.dot(&x1.t()) / 200.0).view())
-            .unwrap()
-            .vectors
-            .column(0)
-            .to_owned();
-        let start = Message::new().with("w", w0.insert_axis(Axis(1)));
-        let params: toml::Table = toml::from_str(params).unwrap();
-        let blocks = Block::Dense(x.view()).split(&[200; 4]);
-        let mut r = Running::named("rgd", &params, &start, 5, blocks, 20).unwrap();
-        for _ in 0..rounds {
-            r.step().unwrap();
-        }
-        let w = r.server.estimate().get("w").unwrap().column(0).to_owned();
-        let c = w.dot(&v) / w.dot(&w).sqrt();
+        let (err, r) = sin2_after("rgd", 1.0, params, rounds);
         let counters = r.net.counters();
-        (1.0 - c * c, counters.bytes_up, counters.bytes_down)
+        (err, counters.bytes_up, counters.bytes_down)
     }
 
     #[test]

@@ -220,14 +220,17 @@ fn scale_features(a: &mut Array2<f64>, ddof: usize) {
     *a *= &inv.insert_axis(Axis(1));
 }
 
+/// Subtract the global mean sample from every sample (column).
+pub fn center(a: &mut Array2<f64>) {
+    let mean = a.mean_axis(Axis(1)).expect("m >= 1");
+    *a -= &mean.insert_axis(Axis(1));
+}
+
 /// A dense preprocessing step other than unit_top.
 fn apply(a: &mut Array2<f64>, step: Preprocess) {
     match step {
         Preprocess::Scale01 => a.mapv_inplace(|v| v / 255.0),
-        Preprocess::Center => {
-            let mean = a.mean_axis(Axis(1)).expect("m >= 1");
-            *a -= &mean.insert_axis(Axis(1));
-        }
+        Preprocess::Center => center(a),
         Preprocess::Standardize => scale_features(a, 0),
         Preprocess::Zscore => scale_features(a, 1),
         Preprocess::UnitTop => unreachable!("rescaling is applied to dense and sparse data alike"),

@@ -19,7 +19,7 @@
 //! there is no `w`.
 
 use super::{Instance, MetricDef};
-use crate::data::matrix::DataMatrix;
+use crate::data::matrix::{Block, DataMatrix};
 use crate::data::{eigengap, partition, prepare};
 use crate::fed::Message;
 use crate::linalg::sym_eig_desc;
@@ -159,20 +159,14 @@ impl EigvecInstance {
             bail!("{d} features: the eigvec reference is a dense D×D eigendecomposition, D <= {MAX_FEATURES}");
         }
         // Centre by the global mean, then rescale so that λ₁(XXᵀ/N) = 1.
-        let mean = x.mean_axis(Axis(1)).expect("m >= 1");
-        x -= &mean.insert_axis(Axis(1));
+        prepare::center(&mut x);
         task.set_message(format!("reference eigenvector for {key}"));
-        let dm = DataMatrix::Dense(x);
-        let cov = dm.view().gram() / n as f64;
+        let cov = Block::Dense(x.view()).gram() / n as f64;
         let eig = sym_eig_desc(cov.view())?;
         let top = eig.values[0];
         if top.is_nan() || top <= 0.0 {
             bail!("the centred data is zero: no leading eigenvector");
         }
-        let mut x = match dm {
-            DataMatrix::Dense(x) => x,
-            DataMatrix::Sparse(_) => unreachable!("dense above"),
-        };
         x /= top.sqrt();
         let values = eig.values / top;
         let population = population.map(|p| Population {

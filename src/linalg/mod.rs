@@ -10,6 +10,7 @@ pub mod manifold;
 mod orth;
 pub mod procrustes;
 pub mod prox;
+pub mod stiefel_prox;
 pub mod svd;
 
 pub use eig::{sym_eig_desc, SymEig};

@@ -23,9 +23,9 @@ use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
 pub use schema::{
-    AttackSpec, DataSpec, DataSplit, Generator, Magnitude, Noise, PaperResult, PartitionSpec,
-    PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, Target, XAxis,
-    LEAK_ERR,
+    AttackSpec, ClaimSpec, DataSpec, DataSplit, Generator, Magnitude, Noise, PaperResult,
+    PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, Target,
+    XAxis, LEAK_ERR,
 };
 
 /// A manifest loaded with one profile, ready to run.
@@ -53,6 +53,9 @@ pub struct Experiment {
     pub plots: Vec<PlotSpec>,
     pub paper_results: Vec<PaperResult>,
     pub attack: Option<AttackSpec>,
+    pub claims: Vec<ClaimSpec>,
+    /// Metrics of the report's main table (empty: the default choice, see report::tables).
+    pub table_metrics: Vec<String>,
     /// Kept to locate lines for errors found later (e.g. by the method registry).
     #[serde(skip)]
     source: Source,
@@ -285,6 +288,8 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         plots: raw.plots,
         paper_results: raw.paper_results,
         attack: raw.attack,
+        claims: raw.claims,
+        table_metrics: raw.table_metrics,
         source: Source(text),
     })
 }

@@ -35,6 +35,13 @@ pub(crate) struct RawManifest {
     /// Run the data-leakage attack on one client's transcript (FAPS fig. 1).
     #[serde(default)]
     pub attack: Option<AttackSpec>,
+    /// The paper's claims, each judged against our runs in the report.
+    #[serde(default)]
+    pub claims: Vec<ClaimSpec>,
+    /// Metrics shown in the report's main table (default: those the paper reports, else the
+    /// family's first two lower-is-better ones).
+    #[serde(default)]
+    pub table_metrics: Vec<String>,
     /// Dotted key path → list of values; checked and expanded in merge.rs.
     #[serde(default)]
     pub sweep: toml::Table,
@@ -334,6 +341,11 @@ pub struct ProblemSpec {
     /// ‖A − A z zᵀ‖²_F + λ‖z‖₁ (the paper's problem (3)); default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda: Option<f64>,
+    /// Sparse only: DSSAL1's model min −½tr(ZᵀAAᵀZ) + μ‖Z‖₁ over the Stiefel manifold. Set, it
+    /// is given to every method (manpg, dssal1, consensus_admm need it) and adds the model's
+    /// metrics (stationarity, feasibility, F, gap and distance to centralised ManPG).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mu: Option<f64>,
 }
 
 /// Stop rules, applied by the runner to every method alike; a run stops when any rule fires.
@@ -456,6 +468,28 @@ pub struct AttackSpec {
     /// Evaluate the attack for at most this many rounds (its cost grows with the round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rounds: Option<usize>,
+}
+
+/// A claim of the paper, judged against our runs (report::claims): exactly one test of
+/// `less_than` (with an optional `factor`), `at_most`, `at_least`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    /// The claim in the paper's words.
+    pub text: String,
+    /// `rounds`, a metric of the family, or `leak_err`.
+    pub quantity: String,
+    /// The method the claim is about (label or name).
+    pub method: String,
+    /// Its value is below `factor` × each of these methods' values.
+    #[serde(default)]
+    pub less_than: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<f64>,
 }
 
 /// What the paper reports for one method, in our units, printed beside our numbers. Besides

@@ -248,10 +248,17 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             format!("generator = \"spiked\" makes sparse-PCA data: set kind = \"sparse\"{at}"),
         ));
     }
-    if sparse && !(spiked || d.generator == super::schema::Generator::Dataset) {
+    if sparse
+        && !matches!(
+            d.generator,
+            super::schema::Generator::Spiked
+                | super::schema::Generator::Dataset
+                | super::schema::Generator::Svd
+        )
+    {
         return Err(loc.error(
             "data.generator",
-            format!("kind = \"sparse\" needs generator = \"spiked\" or \"dataset\"{at}"),
+            format!("kind = \"sparse\" needs generator = \"spiked\", \"svd\" or \"dataset\"{at}"),
         ));
     }
     for (key, set, owner) in [
@@ -271,10 +278,11 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             sparse && !spiked,
         ),
         ("problem.lambda", pt.problem.lambda.is_some(), sparse),
+        ("problem.mu", pt.problem.mu.is_some(), sparse),
     ] {
         if set && !owner {
             let what = match key {
-                "problem.lambda" => "kind = \"sparse\"",
+                "problem.lambda" | "problem.mu" => "kind = \"sparse\"",
                 k if k.starts_with("data.noise") || k == "data.after_noise" => {
                     "kind = \"sparse\" with generator = \"dataset\""
                 }
@@ -289,12 +297,18 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             format!("missing: data.noise says how noise features are drawn, noise_features how many{at}"),
         ));
     }
-    if let Some(l) = pt.problem.lambda {
-        if !(l.is_finite() && l >= 0.0) {
-            return Err(loc.error(
-                "problem.lambda",
-                format!("lambda = {l}: must be a finite number >= 0{at}"),
-            ));
+    for (key, value) in [
+        ("problem.lambda", pt.problem.lambda),
+        ("problem.mu", pt.problem.mu),
+    ] {
+        if let Some(l) = value {
+            if !(l.is_finite() && l >= 0.0) {
+                let name = key.trim_start_matches("problem.");
+                return Err(loc.error(
+                    key,
+                    format!("{name} = {l}: must be a finite number >= 0{at}"),
+                ));
+            }
         }
     }
     if robust {
@@ -574,6 +588,23 @@ pub(crate) fn check_family(
                 ),
             ));
         }
+        if registry::NEEDS_MU.contains(&entry.name) {
+            if let Some(pt) = points.iter().find(|p| p.problem.mu.is_none()) {
+                let at_point = if pt.label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (sweep point {})", pt.label)
+                };
+                return Err(loc.error(
+                    "problem.mu",
+                    format!(
+                        "missing: `{}` solves DSSAL1's model min −½tr(ZᵀAAᵀZ) + μ‖Z‖₁, so \
+                         [problem] needs mu (>= 0){at_point}",
+                        m.name
+                    ),
+                ));
+            }
+        }
         m.resolved = (entry.check)(&m.params)
             .map_err(|e| loc.error(&at(&format!("params.{}", e.key)), e.msg))?;
     }
@@ -661,6 +692,46 @@ pub(crate) fn check_family(
     for (i, r) in raw.paper_results.iter().enumerate() {
         for name in r.metrics.keys() {
             metric(&format!("paper_results[{i}].{name}"), name, false)?;
+        }
+    }
+    for (i, name) in raw.table_metrics.iter().enumerate() {
+        metric(&format!("table_metrics[{i}]"), name, false)?;
+    }
+    for (i, c) in raw.claims.iter().enumerate() {
+        let key = |k: &str| format!("claims[{i}].{k}");
+        if c.quantity != "rounds" {
+            metric(&key("quantity"), &c.quantity, raw.attack.is_some())?;
+        }
+        let known = |who: &str| methods.iter().any(|m| m.label == who || m.name == who);
+        for (k, who) in std::iter::once(("method".to_string(), &c.method)).chain(
+            c.less_than
+                .iter()
+                .enumerate()
+                .map(|(j, o)| (format!("less_than[{j}]"), o)),
+        ) {
+            if !known(who) {
+                return Err(loc.error(
+                    &key(&k),
+                    format!("{who:?} is not a method name or label of this manifest"),
+                ));
+            }
+        }
+        let tests = usize::from(!c.less_than.is_empty())
+            + usize::from(c.at_most.is_some())
+            + usize::from(c.at_least.is_some());
+        if tests != 1 {
+            return Err(loc.error(
+                &key("text"),
+                "a claim needs exactly one test: less_than (with an optional factor), at_most or at_least",
+            ));
+        }
+        if c.factor.is_some() && c.less_than.is_empty() {
+            return Err(loc.error(&key("factor"), "factor goes with less_than: remove it"));
+        }
+        if let Some(f) = c.factor {
+            if !(f.is_finite() && f > 0.0) {
+                return Err(loc.error(&key("factor"), format!("factor = {f}: must be > 0")));
+            }
         }
     }
     if raw.attack.is_some() {

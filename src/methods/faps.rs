@@ -103,8 +103,11 @@ impl super::Params for Params {
     }
 }
 
-struct FapsClient<'a> {
+/// A FAPS client; DSSAL1's clients are the same (its [`dssal1`](super::dssal1) server differs).
+pub(super) struct FapsClient<'a> {
     a: Block<'a>,
+    /// Also send ‖Λ_i‖₂ + β_i (scalar `c`), from which DSSAL1's server bounds its step size.
+    pub(super) curvature: bool,
     params: Params,
     /// Rounds answered so far: the iteration counter k of the penalty rule.
     k: usize,
@@ -193,12 +196,22 @@ impl Client for FapsClient<'_> {
         let xz = self.x.t().dot(&z);
         let y = self.x.dot(&(&xz * self.beta - self.w.t().dot(&z))) - self.w.dot(&xz);
         // ‖A_iᵀZ‖²_F: the client's share of the objective, for the stop rule (27).
-        Ok(Message::new()
+        let reply = Message::new()
             .with("y", y)
-            .with_scalar("f", self.a.fro2_at(z)))
+            .with_scalar("f", self.a.fro2_at(z));
+        if !self.curvature {
+            return Ok(reply);
+        }
+        // Λ_i = X_iW_iᵀ + W_iX_iᵀ with X_iᵀW_i = 0 has eigenvalues ±σ(W_i): ‖Λ_i‖₂ = ‖W_i‖₂.
+        let w2 = crate::linalg::sym_eig_desc(self.w.t().dot(&self.w).view())?.values[0];
+        Ok(reply.with_scalar("c", w2.max(0.0).sqrt() + self.beta))
     }
     fn inner_iters(&self) -> u32 {
         self.inner_last
+    }
+    /// X_i, for the sparse family's feasibility metric.
+    fn reveal(&self) -> Message {
+        Message::new().with("x", self.x.clone())
     }
 }
 
@@ -230,14 +243,22 @@ impl Method for Faps {
         }))
     }
     fn client<'a>(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
+        Ok(Box::new(FapsClient::new(params, setup)?))
+    }
+}
+
+impl<'a> FapsClient<'a> {
+    /// X_i⁽⁰⁾ = Z⁽⁰⁾, W_i from (16), β_i⁽⁰⁾ = beta0·‖A_i‖₂² (power iterations).
+    pub(super) fn new(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Self> {
         let a = setup.block;
         let x = setup.start.get("z")?.clone();
         let mut rng = seed::rng(setup.seed, &["beta0", &setup.index.to_string()]);
         let start = Array1::from_iter((0..x.nrows()).map(|_| rng.random_range(-1.0..=1.0)));
         let beta = params.beta0 * a.spectral_norm2(start, params.power_iters);
         let w = FapsClient::multiplier_factor(a, &x);
-        Ok(Box::new(FapsClient {
+        Ok(FapsClient {
             a,
+            curvature: false,
             params: params.clone(),
             k: 0,
             x,
@@ -245,6 +266,6 @@ impl Method for Faps {
             beta,
             dists: Vec::new(),
             inner_last: 0,
-        }))
+        })
     }
 }

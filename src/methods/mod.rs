@@ -9,10 +9,12 @@
 
 pub mod apgm;
 pub mod cedre;
+pub mod consensus_admm;
 pub mod dcfpca;
 pub mod dispca_b;
 pub mod dispca_l;
 pub mod dsi;
+pub mod dssal1;
 pub mod eigvec_common;
 pub mod faps;
 pub mod faspca;
@@ -20,6 +22,7 @@ pub mod fsspca;
 pub mod ialm;
 pub mod ilea;
 pub mod localpower;
+pub mod manpg;
 pub mod pca;
 pub mod registry;
 pub mod rgd;

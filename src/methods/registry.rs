@@ -2,8 +2,8 @@
 
 use super::StepInfo;
 use super::{
-    apgm, cedre, dcfpca, dispca_b, dispca_l, dsi, faps, faspca, fsspca, ialm, ilea, localpower,
-    pca, rgd, ssi, ClientSetup, Method, Params, Server, ServerSetup,
+    apgm, cedre, consensus_admm, dcfpca, dispca_b, dispca_l, dsi, dssal1, faps, faspca, fsspca,
+    ialm, ilea, localpower, manpg, pca, rgd, ssi, ClientSetup, Method, Params, Server, ServerSetup,
 };
 use crate::data::matrix::Block;
 use crate::fed::{Client, LocalNetwork, Message};
@@ -169,13 +169,34 @@ pub const METHODS: &[Entry] = &[
         true,
         "PCA by dsyevd on one client: the dense loadings sparse methods are measured against",
     ),
+    entry::<dssal1::Dssal1>(
+        "dssal1",
+        "Wang, Liu, Zhang, A communication-efficient and privacy-aware distributed algorithm for sparse PCA (COAP 2023); spec dssal1.md",
+        Kind::Sparse,
+        false,
+        "DSSAL1: FAPS's subspace splitting, ℓ1 kept by the server's ManPG step, masked messages",
+    ),
+    entry::<manpg::Manpg>(
+        "manpg",
+        "Chen, Ma, So, Zhang, Proximal gradient method for nonsmooth optimization over the Stiefel manifold (SIOPT 2020)",
+        Kind::Sparse,
+        false,
+        "federated ManPG: clients send A_iA_iᵀZ, the server takes the ManPG step (Armijo, a round per trial)",
+    ),
+    entry::<consensus_admm::ConsensusAdmm>(
+        "consensus_admm",
+        "consensus ADMM (X_i = Z splitting), the DSSAL1 spec's classic peer",
+        Kind::Sparse,
+        false,
+        "consensus ADMM: unconstrained local X_i, server's Z-step on the Stiefel manifold by ManPG",
+    ),
 ];
 
+/// Methods that solve DSSAL1's model and need `[problem] mu`.
+pub const NEEDS_MU: &[&str] = &["dssal1", "manpg", "consensus_admm"];
+
 /// Named by a paper's experiments but not implemented yet, with the issue that tracks each.
-pub const PLANNED: &[(&str, &str)] = &[(
-    "dssal1",
-    "DSSAL1 (Wang, Liu, Zhang, COAP 2023): sparse PCA part 2",
-)];
+pub const PLANNED: &[(&str, &str)] = &[];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {
     METHODS.iter().find(|e| e.name == name)

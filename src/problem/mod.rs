@@ -151,6 +151,7 @@ pub fn reference_note(point: &Point) -> String {
     match point.problem.kind {
         Kind::Subspace => subspace::solver_for(point.data.n),
         Kind::Robust => "the planted truth (L₀, S₀)".into(),
+        Kind::Sparse if point.problem.mu.is_some() => sparse::REFERENCE_MU.into(),
         Kind::Sparse => sparse::REFERENCE.into(),
         Kind::Eigvec => eigvec::REFERENCE.into(),
     }
@@ -170,7 +171,7 @@ pub fn build(
         )?),
         Kind::Robust => Box::new(robust::RobustInstance::build(point, run_seed)?),
         Kind::Sparse => Box::new(sparse::SparseInstance::build(
-            point, run_seed, data_dir, progress,
+            point, run_seed, cache, data_dir, progress,
         )?),
         Kind::Eigvec => Box::new(eigvec::EigvecInstance::build(
             point, run_seed, data_dir, progress,

@@ -21,14 +21,32 @@
 //!   among the original features and among the noise features (synthetic data: the planted
 //!   support vs the rest); the spectra `share_orig`, `share_rand` give it for ±10⁻ⁱ, i = 1..10
 //!   (the paper's figs. 5 and 7);
-//! - `objective` = ‖X − QQᵀX‖²_F + λ‖z‖₁ with λ = `[problem] lambda` (problem (3)).
+//! - `objective` = ‖X − QQᵀX‖²_F + λ‖z‖₁ with λ = `[problem] lambda` (problem (3));
+//! - `sparsity` = share of weights with |z_ij| ≤ 1e-5 (DSSAL1's count of zeros), and
+//!   `explained_variance` = tr(QᵀGQ)/‖X‖²_F.
 //!
-//! Reference: PCA by LAPACK's dsyevd on G (n ≤ a few thousand features in this family).
+//! DSSAL1's model (its problem (2)), when `[problem] mu` is set: min over Z ∈ St(n, p) of
+//! F(Z) = −½tr(ZᵀGZ) + μ‖Z‖₁. The family then hands μ to every method through the common start
+//! (scalar `mu`: the model is public), computes centralised ManPG's solution Z* from the common
+//! start as its reference (cached), and adds, at Z (or at its polar factor when a method's
+//! loadings are not orthonormal):
+//! - `stationarity` = ‖D‖_F/√(np), D the ManPG step at Z for the full gradient −GZ with
+//!   t = 1/λ₁(G) (the DSSAL1 paper's stationarity violation ‖D‖_F, footnote 1; divided by √(np)
+//!   so that one tolerance, ManPG's 1e-8·√(np), serves every sweep point);
+//! - `feasibility` = (1/d)Σ_i ‖X_iX_iᵀ − ZZᵀ‖²_F over the clients' local copies `x` (revealed
+//!   through the evaluation channel; 0 for methods whose clients keep none);
+//! - `f_mu` = F(Z); `manpg_gap` = (F(Z) − F(Z*))/|F(Z*)|; `manpg_dist` = ‖ZZᵀ − Z*Z*ᵀ‖_F.
+//!
+//! Reference: PCA by LAPACK's dsyevd on G (n ≤ a few thousand features in this family), and
+//! with μ set centralised ManPG (`methods::manpg::centralised`) to ‖D‖_F ≤ 1e-10·√(np).
 
 use super::{Instance, MetricDef};
+use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
-use crate::data::{augment, partition, prepare, spiked};
+use crate::data::{augment, partition, prepare, spiked, synthetic};
 use crate::fed::Message;
+use crate::linalg::manifold::stiefel_retract_polar;
+use crate::linalg::stiefel_prox::stiefel_prox;
 use crate::linalg::{fro2, orth_with_r, sym_eig_desc};
 use crate::manifest::{Generator, Noise, Point};
 use crate::run::Progress;
@@ -37,6 +55,15 @@ use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
 pub const REFERENCE: &str = "PCA: LAPACK dsyevd on the Gram matrix XXᵀ (exact)";
+pub const REFERENCE_MU: &str = "PCA: LAPACK dsyevd on the Gram matrix XXᵀ (exact); \
+     DSSAL1's model: centralised ManPG from the common start to ‖D‖_F ≤ 1e-10·√(np)";
+
+/// Entries with |z_ij| at or below this count as zeros (the DSSAL1 paper's rule).
+pub const ZERO_TOL: f64 = 1e-5;
+/// Stationarity tolerance of the ManPG reference, per √(np).
+pub const MANPG_TOL: f64 = 1e-10;
+/// Iteration cap of the ManPG reference.
+pub const MANPG_MAX_ITER: usize = 100_000;
 
 /// Largest feature count: the metrics go through the n×n Gram matrix.
 pub const MAX_FEATURES: usize = 8192;
@@ -115,7 +142,59 @@ pub const METRICS: &[MetricDef] = &[
         lower_is_better: true,
         log: false,
     },
+    MetricDef {
+        name: "sparsity",
+        label: "share of zero weights (|z_ij| ≤ 1e-5)",
+        short: "sparsity",
+        lower_is_better: false,
+        log: false,
+    },
+    MetricDef {
+        name: "explained_variance",
+        label: "explained variance tr(ZᵀAAᵀZ)/‖A‖²_F",
+        short: "expl. variance",
+        lower_is_better: false,
+        log: false,
+    },
+    MetricDef {
+        name: "stationarity",
+        label: "stationarity violation ‖D‖_F/√(np) (ManPG step, t = 1/λ₁)",
+        short: "stationarity",
+        lower_is_better: true,
+        log: true,
+    },
+    MetricDef {
+        name: "feasibility",
+        label: "feasibility (1/d)Σ‖X_iX_iᵀ − ZZᵀ‖²_F",
+        short: "feasibility",
+        lower_is_better: true,
+        log: true,
+    },
+    MetricDef {
+        name: "f_mu",
+        label: "objective −½tr(ZᵀAAᵀZ) + μ‖Z‖₁",
+        short: "F(Z)",
+        lower_is_better: true,
+        log: false,
+    },
+    MetricDef {
+        name: "manpg_gap",
+        label: "(F(Z) − F(Z*))/|F(Z*)|, Z* centralised ManPG's",
+        short: "gap to ManPG",
+        lower_is_better: true,
+        log: false,
+    },
+    MetricDef {
+        name: "manpg_dist",
+        label: "‖ZZᵀ − Z*Z*ᵀ‖_F to centralised ManPG's Z*",
+        short: "dist. to ManPG",
+        lower_is_better: true,
+        log: true,
+    },
 ];
+
+/// Indices of the metrics that need DSSAL1's model (`[problem] mu`).
+const MU_METRICS: std::ops::Range<usize> = 12..17;
 
 /// Axis labels of the family's spectra.
 pub const SPECTRUM_AXES: (&str, &str) = ("i (weights within ±10⁻ⁱ)", "share of weights");
@@ -183,12 +262,42 @@ pub struct SparseInstance {
     original: Vec<bool>,
     lambda: f64,
     start: Message,
+    /// DSSAL1's model, when `[problem] mu` is set.
+    model: Option<MuModel>,
+}
+
+/// DSSAL1's model min F(Z) = −½tr(ZᵀGZ) + μ‖Z‖₁ over St(n, p), and its ManPG reference.
+struct MuModel {
+    mu: f64,
+    /// ManPG's step for the stationarity measure: 1/λ₁(G).
+    t: f64,
+    /// Centralised ManPG's solution Z* and F(Z*).
+    star: Array2<f64>,
+    f_star: f64,
+}
+
+/// F(Z) = −½tr(ZᵀGZ) + μ‖Z‖₁.
+pub fn f_mu(gram: ArrayView2<f64>, z: ArrayView2<f64>, mu: f64) -> f64 {
+    let gz = gram.dot(&z);
+    -0.5 * (&z * &gz).sum() + mu * z.iter().map(|v| v.abs()).sum::<f64>()
+}
+
+/// ‖XXᵀ − ZZᵀ‖²_F for Z orthonormal and any X of the same shape, without cancellation: with
+/// B = ZᵀX and E = X − ZB (the part of X outside span Z) the three pieces are orthogonal,
+/// ‖BBᵀ − I‖²_F + 2‖BEᵀ‖²_F + ‖EᵀE‖²_F.
+pub fn projection_dist2(x: ArrayView2<f64>, z: ArrayView2<f64>) -> f64 {
+    let b = z.t().dot(&x);
+    let e = &x - &z.dot(&b);
+    let ete = e.t().dot(&e);
+    let bbt = b.dot(&b.t()) - Array2::<f64>::eye(b.nrows());
+    fro2(bbt.view()) + 2.0 * (&b.dot(&ete) * &b).sum() + fro2(ete.view())
 }
 
 impl SparseInstance {
     pub fn build(
         point: &Point,
         run_seed: u64,
+        cache: &MatrixCache,
         data_dir: &std::path::Path,
         progress: &Progress,
     ) -> Result<Self> {
@@ -220,6 +329,21 @@ impl SparseInstance {
                     .map(|f| d.loadings.row(f).iter().any(|v| *v != 0.0))
                     .collect();
                 (DataMatrix::Dense(d.x), sizes, Some(d.loadings), original)
+            }
+            // FAPS's test matrices (23), shared with the subspace family through the cache.
+            Generator::Svd => {
+                let a = cache.get_or_build("svd", &format!("{key}-seed{data_seed}"), || {
+                    synthetic::svd_matrix(
+                        spec.n,
+                        spec.m,
+                        super::subspace::spectrum(spec),
+                        data_seed,
+                    )
+                })?;
+                let mut rng = seed::rng(run_seed, &["partition", &key]);
+                let (a, sizes) =
+                    partition::arrange(DataMatrix::Dense(a), None, &point.partition, &mut rng)?;
+                (a, sizes, None, vec![true; spec.n])
             }
             Generator::Dataset => {
                 let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
@@ -257,7 +381,6 @@ impl SparseInstance {
         task.set_message(format!("PCA reference for {key}"));
         let gram = x.view().gram();
         let eig = sym_eig_desc(gram.view())?;
-        task.finish_and_clear();
         let r = point.problem.p;
         // The common start (public, from the run's seed): random orthonormal n×r. The paper's
         // methods draw their own per-client starts and use only its shape.
@@ -269,6 +392,23 @@ impl SparseInstance {
             )
             .view(),
         );
+        let mut start = Message::new().with("z", z0.clone());
+        let model = match point.problem.mu {
+            Some(mu) => {
+                task.set_message(format!("centralised ManPG reference for {key}, μ = {mu}"));
+                start = start.with_scalar("mu", mu);
+                let t = 1.0 / eig.values[0];
+                let star = manpg_reference(cache, gram.view(), z0.view(), mu, t)?;
+                Some(MuModel {
+                    mu,
+                    t,
+                    f_star: f_mu(gram.view(), star.view(), mu),
+                    star,
+                })
+            }
+            None => None,
+        };
+        task.finish_and_clear();
         Ok(Self {
             fro2: gram.diag().sum(),
             gram,
@@ -278,8 +418,49 @@ impl SparseInstance {
             planted,
             original,
             lambda: point.problem.lambda.unwrap_or(0.0),
-            start: Message::new().with("z", z0),
+            start,
+            model,
         })
+    }
+
+    /// DSSAL1's metrics at z (see the module doc), in [`MU_METRICS`] order.
+    fn mu_metrics(&self, m: &MuModel, z: ArrayView2<f64>, clients: &[Message]) -> Result<Vec<f64>> {
+        let (n, p) = z.dim();
+        if p != m.star.ncols() {
+            bail!(
+                "the estimate has {p} loadings, DSSAL1's model p = {}: its metrics need all \
+                 loadings at once",
+                m.star.ncols()
+            );
+        }
+        let gap = fro2((z.t().dot(&z) - Array2::<f64>::eye(p)).view()).sqrt();
+        let z = if gap > 1e-10 {
+            stiefel_retract_polar(z, Array2::zeros((n, p)).view())?
+        } else {
+            z.to_owned()
+        };
+        let grad = -self.gram.dot(&z);
+        let step = stiefel_prox(z.view(), grad.view(), m.t, m.mu, None, 1e-13)?;
+        let stationarity = fro2(step.d.view()).sqrt() / ((n * p) as f64).sqrt();
+        let xs: Vec<&Array2<f64>> = clients.iter().filter_map(|c| c.get("x").ok()).collect();
+        let feasibility = if xs.is_empty() {
+            0.0
+        } else {
+            xs.iter()
+                .map(|x| projection_dist2(x.view(), z.view()))
+                .sum::<f64>()
+                / xs.len() as f64
+        };
+        // grad = −GZ, so −½tr(ZᵀGZ) = ½⟨Z, grad⟩.
+        let f = 0.5 * (&z * &grad).sum() + m.mu * z.iter().map(|v| v.abs()).sum::<f64>();
+        let outside = &z - &m.star.dot(&m.star.t().dot(&z));
+        Ok(vec![
+            stationarity,
+            feasibility,
+            f,
+            (f - m.f_star) / m.f_star.abs(),
+            (2.0 * fro2(outside.view())).sqrt(),
+        ])
     }
 
     /// PCA's reconstruction error ‖X − U_kU_kᵀX‖_F with k loadings.
@@ -304,6 +485,35 @@ impl SparseInstance {
             .flat_map(|(row, _)| row.to_vec())
             .collect()
     }
+}
+
+/// Centralised ManPG's solution of DSSAL1's model from the common start, computed once per
+/// (data, start, μ) and cached: the key hashes G and Z⁽⁰⁾ themselves, so any change of the data
+/// or of the partition's scaling makes a new entry.
+fn manpg_reference(
+    cache: &MatrixCache,
+    gram: ArrayView2<f64>,
+    z0: ArrayView2<f64>,
+    mu: f64,
+    t: f64,
+) -> Result<Array2<f64>> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for v in gram.iter().chain(z0.iter()) {
+        h.update(v.to_le_bytes());
+    }
+    let digest: String = h.finalize()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let key = format!(
+        "manpg-{digest}-n{}-p{}-mu{mu:e}-t{t:e}-tol{MANPG_TOL:e}-max{MANPG_MAX_ITER}",
+        z0.nrows(),
+        z0.ncols()
+    );
+    cache.get_or_build("manpg", &key, || {
+        crate::methods::manpg::centralised(gram, z0, mu, t, MANPG_TOL, MANPG_MAX_ITER)
+    })
 }
 
 impl Instance for SparseInstance {
@@ -343,7 +553,12 @@ impl Instance for SparseInstance {
         let orig = self.group(z.view(), true);
         let rand = self.group(z.view(), false);
         let l1: f64 = z.iter().map(|v| v.abs()).sum();
-        Ok(vec![
+        let zeros = z.iter().filter(|v| v.abs() <= ZERO_TOL).count() as f64;
+        let mu_metrics = match &self.model {
+            Some(m) => self.mu_metrics(m, z.view(), clients)?,
+            None => vec![f64::NAN; MU_METRICS.len()],
+        };
+        let mut values = vec![
             recon,
             recon / self.pca_recon(k),
             l0,
@@ -354,12 +569,17 @@ impl Instance for SparseInstance {
             share_within(&rand, 0.1),
             share_within(&rand, 0.01),
             resid2 + self.lambda * l1,
-        ])
+            zeros / (n * k.max(1)) as f64,
+            captured / self.fro2,
+        ];
+        values.extend(mu_metrics);
+        Ok(values)
     }
 
     fn applicable(&self) -> Option<Vec<bool>> {
         let has_orig = self.original.iter().any(|o| *o);
         let has_rand = self.original.iter().any(|o| !*o);
+        let mu = self.model.is_some();
         Some(vec![
             true,
             true,
@@ -371,6 +591,13 @@ impl Instance for SparseInstance {
             has_rand,
             has_rand,
             true,
+            true,
+            true,
+            mu,
+            mu,
+            mu,
+            mu,
+            mu,
         ])
     }
 

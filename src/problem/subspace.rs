@@ -221,7 +221,7 @@ pub struct SubspaceInstance {
     start: Message,
 }
 
-fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
+pub(crate) fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
     match spec.spectrum.expect("validated: svd data has a spectrum") {
         Spectrum::Geometric => synthetic::Spectrum::Geometric {
             xi: spec.xi.expect("validated"),

@@ -134,6 +134,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         },
     );
 
+    s += &super::claims::section(exp, &out.records);
     let _ = writeln!(s, "## Paper beside ours\n");
     let _ = writeln!(
         s,

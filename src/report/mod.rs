@@ -1,5 +1,6 @@
 //! Results: tidy CSV tables, figures and the paper-beside-ours report.
 
+pub mod claims;
 pub mod figures;
 pub mod markdown;
 pub mod plot;

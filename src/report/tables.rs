@@ -60,6 +60,13 @@ fn opt_f64_col(name: &str, v: Vec<Option<f64>>) -> Column {
 /// this experiment, in family order; without any, the family's first two lower-is-better ones.
 pub fn reported_metrics(exp: &Experiment) -> Vec<&'static MetricDef> {
     let defs = exp.kind.metrics();
+    if !exp.table_metrics.is_empty() {
+        return exp
+            .table_metrics
+            .iter()
+            .filter_map(|n| exp.kind.metric(n))
+            .collect();
+    }
     let named: Vec<&MetricDef> = defs
         .iter()
         .filter(|m| exp.paper_results.iter().any(|p| p.metric(m.name).is_some()))

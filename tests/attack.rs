@@ -130,3 +130,44 @@ fn fsspca_transcript_reveals_the_local_products_up_to_a_shift() {
     // Without the shift the products are wrong: α is not small next to C_i.
     assert!(alpha.abs() > 1e-2 * fro2(c.view()).sqrt());
 }
+
+/// Attack errors on client 0 after `rounds` rounds of a method of DSSAL1's model (μ in the
+/// common start, as the sparse family gives it).
+fn attack_mu(name: &str, seed: u64, rounds: usize) -> Vec<f64> {
+    let s = small(N, 600, P, 1.05, seed);
+    let start = dpca_bench::fed::Message::new()
+        .with("z", s.z0.clone())
+        .with_scalar("mu", 0.01);
+    let blocks = common::even_blocks(s.a.view(), D);
+    let mut m = dpca_bench::methods::registry::Running::named(
+        name,
+        &toml::Table::new(),
+        &start,
+        7,
+        blocks,
+        N,
+    )
+    .unwrap();
+    m.net.record_transcript(vec![0]);
+    for _ in 0..rounds {
+        m.step().unwrap();
+    }
+    let pairs = pairs(m.net.transcript().expect("recorded"), 0).unwrap();
+    let a1 = common::even_blocks(s.a.view(), D)[0].as_dense().unwrap();
+    leakage_errors(a1, &pairs, pairs.len(), false).unwrap()
+}
+
+#[test]
+fn federated_manpg_transcript_reveals_the_local_gram_matrix() {
+    // Every round (line-search trials included) answers A_1A_1ᵀZ, as SSI's do.
+    let errs = attack_mu("manpg", 24, 2 * N.div_ceil(P));
+    let last = *errs.last().unwrap();
+    assert!(last <= 1e-8, "federated ManPG: {last:e} (all: {errs:?})");
+}
+
+#[test]
+fn dssal1_transcript_does_not_reveal_it() {
+    let errs = attack_mu("dssal1", 25, 40);
+    let min = errs.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert!(min >= 1e-1, "DSSAL1 leaked: min error {min:e} (all: {errs:?})");
+}

@@ -163,3 +163,92 @@ pub fn section(exp: &Experiment, records: &[RunRecord]) -> String {
     let _ = writeln!(s);
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{RunKey, TraceRow};
+    use std::collections::BTreeMap;
+
+    fn record(point: &str, label: &str, rounds: u64, converged: bool, stat: f64) -> RunRecord {
+        let row = TraceRow {
+            round: rounds,
+            inner_iters: 0.0,
+            time_s: 0.0,
+            bytes_up: 0,
+            bytes_down: 0,
+            vectors: 0.0,
+            metrics: BTreeMap::from([("stationarity".to_string(), stat)]),
+            leak_err: None,
+        };
+        RunRecord {
+            key: RunKey {
+                point: point.into(),
+                method: label.to_lowercase(),
+                label: label.into(),
+                params: String::new(),
+                seed: 1,
+                fingerprint: String::new(),
+            },
+            rounds,
+            converged,
+            stop_reason: String::new(),
+            trace: vec![row],
+            bytes_up_per_client: vec![],
+            resolved: serde_json::Value::Null,
+            spectra: BTreeMap::new(),
+            threads: 1,
+            peak_rss_mib: None,
+        }
+    }
+
+    fn claim(text: &str) -> ClaimSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    /// experiments/dssal1/leakage.toml (one point), its point copied under `points`' labels.
+    fn experiment(points: &[&str]) -> Experiment {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("experiments/dssal1/leakage.toml");
+        let mut exp = crate::manifest::load(&path, "quick").unwrap();
+        exp.points = points
+            .iter()
+            .map(|l| {
+                let mut p = exp.points[0].clone();
+                p.label = l.to_string();
+                p
+            })
+            .collect();
+        exp
+    }
+
+    #[test]
+    fn less_than_must_hold_at_every_point_and_factor_scales_it() {
+        let exp = experiment(&["n=1", "n=2"]);
+        let runs = vec![
+            record("n=1", "A", 10, true, 1e-9),
+            record("n=1", "B", 30, true, 1e-9),
+            record("n=2", "A", 20, true, 1e-9),
+            record("n=2", "B", 30, false, 1e-3),
+        ];
+        let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nless_than = ['B']");
+        let v = judge(&exp, &c, &runs);
+        assert!(v.holds, "{:?}", v.evidence);
+        assert!(v.evidence[1].contains("≥ 30"), "a capped run is a lower bound");
+        let half = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nless_than = ['B']\nfactor = 0.5");
+        let v = judge(&exp, &half, &runs);
+        assert!(!v.holds, "20 < 15 fails at n=2: {:?}", v.evidence);
+    }
+
+    #[test]
+    fn thresholds_read_the_last_finite_value_and_missing_runs_fail() {
+        let exp = experiment(&["x"]);
+        let runs = vec![record("x", "A", 5, true, 2e-6)];
+        let ok = claim("text = 't'\nquantity = 'stationarity'\nmethod = 'A'\nat_most = 1e-5");
+        assert!(judge(&exp, &ok, &runs).holds);
+        let bad = claim("text = 't'\nquantity = 'stationarity'\nmethod = 'A'\nat_least = 1e-5");
+        assert!(!judge(&exp, &bad, &runs).holds);
+        let none = claim("text = 't'\nquantity = 'stationarity'\nmethod = 'C'\nat_most = 1.0");
+        assert!(!judge(&exp, &none, &runs).holds, "no judged point: not supported");
+    }
+}

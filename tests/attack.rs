@@ -169,5 +169,8 @@ fn federated_manpg_transcript_reveals_the_local_gram_matrix() {
 fn dssal1_transcript_does_not_reveal_it() {
     let errs = attack_mu("dssal1", 25, 40);
     let min = errs.iter().cloned().fold(f64::INFINITY, f64::min);
-    assert!(min >= 1e-1, "DSSAL1 leaked: min error {min:e} (all: {errs:?})");
+    assert!(
+        min >= 1e-1,
+        "DSSAL1 leaked: min error {min:e} (all: {errs:?})"
+    );
 }

@@ -234,8 +234,12 @@ mod tests {
         let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nless_than = ['B']");
         let v = judge(&exp, &c, &runs);
         assert!(v.holds, "{:?}", v.evidence);
-        assert!(v.evidence[1].contains("≥ 30"), "a capped run is a lower bound");
-        let half = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nless_than = ['B']\nfactor = 0.5");
+        assert!(
+            v.evidence[1].contains("≥ 30"),
+            "a capped run is a lower bound"
+        );
+        let half =
+            claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nless_than = ['B']\nfactor = 0.5");
         let v = judge(&exp, &half, &runs);
         assert!(!v.holds, "20 < 15 fails at n=2: {:?}", v.evidence);
     }
@@ -249,6 +253,9 @@ mod tests {
         let bad = claim("text = 't'\nquantity = 'stationarity'\nmethod = 'A'\nat_least = 1e-5");
         assert!(!judge(&exp, &bad, &runs).holds);
         let none = claim("text = 't'\nquantity = 'stationarity'\nmethod = 'C'\nat_most = 1.0");
-        assert!(!judge(&exp, &none, &runs).holds, "no judged point: not supported");
+        assert!(
+            !judge(&exp, &none, &runs).holds,
+            "no judged point: not supported"
+        );
     }
 }

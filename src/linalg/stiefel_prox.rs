@@ -88,6 +88,7 @@ use anyhow::{bail, ensure, Result};
 use ndarray::{Array1, Array2, ArrayView2, Axis, ShapeBuilder, Zip};
 use ndarray_linalg::{Solve, SolveC};
 
+use super::fro2;
 use super::prox::shrink;
 
 /// reg = 4t · REG_WEIGHT · clamp(‖E‖_F, REG_FLOOR, REG_CAP) (see the module doc).
@@ -112,8 +113,9 @@ pub struct ProxStep {
     pub iterations: usize,
 }
 
-/// Solve the subproblem to ‖E(Λ)‖_F ≤ tol (tol e.g. 1e-12; return an anyhow error, never panic,
-/// if it does not converge within a cap of iterations, saying so).
+/// Solve the subproblem to ‖E(Λ)‖_F ≤ tol·max(1, ‖Z − tG‖_F/‖Z‖_F) (tol e.g. 1e-12; the factor
+/// is E's rounding scale); return an anyhow error, never panic, if it does not converge within
+/// a cap of iterations, saying so.
 ///
 /// `warm` is a previous Λ (symmetrised before use); `None` starts from Λ = 0. Z need not be
 /// exactly orthonormal: the returned D satisfies ‖ZᵀD + DᵀZ‖_F ≤ tol for the Z given. Since E
@@ -165,8 +167,12 @@ pub fn stiefel_prox(
     };
 
     let tau = t * mu;
+    let b = &z - &(&g * t);
+    // E is computed from C ≈ B, so its rounding level grows with ‖B‖ against ‖Z‖ (a step t
+    // large against the gradient's scale): the tolerance is relative to that ratio.
+    let tol = tol * (fro2(b.view()) / fro2(z)).sqrt().max(1.0);
     // C = B + 2tZΛ, updated along Newton directions rather than recomputed from Λ.
-    let mut c = &z - &(&g * t) + &(z.dot(&lambda) * (2.0 * t));
+    let mut c = b + &(z.dot(&lambda) * (2.0 * t));
     let mut current = Residual::at(z, &c, tau);
     // ZᵀZ: the base of the complement form of M_j.
     let gram = z.t().dot(&z);
@@ -467,6 +473,23 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_large_step_meets_a_tolerance_relative_to_its_scale() {
+        // DSSAL1's server passes G = QZ with ‖Q‖ up to Σβ_i: t‖G‖ ≫ 1 puts E's rounding level
+        // far above an absolute 1e-12, where Newton stalls (it failed so at t‖G‖ ≈ 2e4).
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        let (n, p, mu) = (200, 5, 0.01);
+        let z = random_point(&mut rng, n, p);
+        let g = normal(&mut rng, n, p) * 1e3 - &(&z * 1e4);
+        for t in [1.0, 30.0] {
+            let step = stiefel_prox(z.view(), g.view(), t, mu, None, 1e-12).unwrap();
+            let scale = (fro2((&z - &(&g * t)).view()) / p as f64).sqrt();
+            assert!(tangency(&z, &step.d) <= 1e-12 * scale, "t = {t}");
+            let kkt = kkt_violation(&z, &g, t, mu, &step);
+            assert!(kkt <= 1e-10 * scale, "t = {t}: KKT violation {kkt}");
         }
     }
 

@@ -52,6 +52,15 @@ pub struct Params {
     /// FAPS's penalty rule (25): every `period` rounds β_i ← (1+θ)β_i unless d_i fell by a
     /// factor (1 + penalty_mu).
     pub theta: f64,
+    /// The rule stops at β_i = beta_max·‖A_i‖₂² (CHOICE, 1; the spec has no cap). Without one
+    /// the rule ran away: with the ℓ1 term Z moves every round, d_i tracks that motion rather
+    /// than the consensus error and stops falling 1 % per period, so β_i grew by 1.1 every 5
+    /// rounds (Σc_i from 1 to 3e10 in 3000 rounds at the quick sizes), η = 1/Σc_i went to 0 and
+    /// Z froze at stationarity 6e-5. Measured at the quick sizes of experiments/dssal1: cap 0.3
+    /// fails (the penalty is too weak: 3000 rounds), 0.5 and 1 both reach the target (p = 5:
+    /// 723 and 1036 rounds; elsewhere within 6 %); fixed β (θ = 0, the theory's) needs
+    /// β_i ≥ 0.5‖A_i‖₂² and 1.3–4× more rounds. 1 keeps a margin over the failing 0.3.
+    pub beta_max: f64,
     pub penalty_mu: f64,
     pub period: usize,
     pub power_iters: usize,
@@ -70,6 +79,7 @@ impl Default for Params {
             max_inner: f.max_inner,
             beta0: f.beta0,
             theta: f.theta,
+            beta_max: 1.0,
             penalty_mu: f.mu,
             period: f.period,
             power_iters: f.power_iters,
@@ -100,6 +110,9 @@ impl super::Params for Params {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if !(self.eta_scale > 0.0 && self.eta_scale.is_finite()) {
             return Err(("eta_scale", "must be a finite number > 0".into()));
+        }
+        if !(self.beta_max >= self.beta0) {
+            return Err(("beta_max", "must be ≥ beta0".into()));
         }
         if !(self.tol > 0.0) {
             return Err(("tol", "must be > 0".into()));
@@ -156,6 +169,7 @@ impl Method for Dssal1 {
     fn client<'a>(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
         let mut client = FapsClient::new(&params.faps(), setup)?;
         client.curvature = true;
+        client.beta_max = params.beta_max;
         Ok(Box::new(client))
     }
 }
@@ -209,5 +223,47 @@ mod tests {
         assert_eq!(c.rounds, 5);
         assert_eq!(c.bytes_down, 8 * 5 * 72);
         assert_eq!(c.bytes_up_per_client, vec![8 * 5 * (72 + 2); 2]);
+    }
+
+    #[test]
+    fn the_penalty_rule_stops_at_beta_max() {
+        // A rule that fires every round (θ = 1, never enough decrease) would reach 2⁴⁰·β⁽⁰⁾;
+        // the cap holds β_i at beta_max·‖A_i‖₂², so c_i = ‖W_i‖₂ + β_i ≤ (1 + beta_max)‖A_i‖₂².
+        let (a, z0) = data(24, 180);
+        let start = Message::new().with("z", z0).with_scalar("mu", 0.01);
+        let sizes = [90, 90];
+        let blocks = Block::Dense(a.view()).split(&sizes);
+        let norms: Vec<f64> = blocks
+            .iter()
+            .map(|b| sym_eig_desc(b.gram().view()).unwrap().values[0])
+            .collect();
+        let params = Params {
+            theta: 1.0,
+            period: 1,
+            penalty_mu: 1e6,
+            beta_max: 3.0,
+            ..Params::default()
+        };
+        for (i, block) in blocks.into_iter().enumerate() {
+            let setup = ClientSetup {
+                index: i,
+                block,
+                sizes: &sizes,
+                start: &start,
+                seed: 5,
+            };
+            let mut client = Dssal1::client(&params, setup).unwrap();
+            let mut last = 0.0;
+            for _ in 0..40 {
+                let reply = client.respond(&start).unwrap();
+                last = reply.scalar("c").unwrap();
+            }
+            let bound = (1.0 + params.beta_max) * norms[i];
+            assert!(last <= bound * (1.0 + 1e-6), "c = {last} > {bound}");
+            assert!(
+                last >= params.beta_max * norms[i] * 0.9,
+                "the cap was not reached: {last}"
+            );
+        }
     }
 }

@@ -108,6 +108,10 @@ pub(super) struct FapsClient<'a> {
     a: Block<'a>,
     /// Also send ‖Λ_i‖₂ + β_i (scalar `c`), from which DSSAL1's server bounds its step size.
     pub(super) curvature: bool,
+    /// Cap of the penalty rule in units of ‖A_i‖₂² (DSSAL1's `beta_max`; FAPS has none).
+    pub(super) beta_max: f64,
+    /// ‖A_i‖₂², by power iterations.
+    a_norm2: f64,
     params: Params,
     /// Rounds answered so far: the iteration counter k of the penalty rule.
     k: usize,
@@ -185,7 +189,7 @@ impl Client for FapsClient<'_> {
         let d = (2.0 * fro2((&self.x - &z.dot(&z.t().dot(&self.x))).view())).sqrt();
         self.dists.push(d);
         if k > 0 && k % prm.period == 0 && self.dists[k - prm.period] <= (1.0 + prm.mu) * d {
-            self.beta *= 1.0 + prm.theta;
+            self.beta = (self.beta * (1.0 + prm.theta)).min(self.beta_max * self.a_norm2);
         }
         let (x, iters) = self.inner_solve(z, prm);
         self.w = FapsClient::multiplier_factor(self.a, &x);
@@ -254,16 +258,18 @@ impl<'a> FapsClient<'a> {
         let x = setup.start.get("z")?.clone();
         let mut rng = seed::rng(setup.seed, &["beta0", &setup.index.to_string()]);
         let start = Array1::from_iter((0..x.nrows()).map(|_| rng.random_range(-1.0..=1.0)));
-        let beta = params.beta0 * a.spectral_norm2(start, params.power_iters);
+        let a_norm2 = a.spectral_norm2(start, params.power_iters);
         let w = FapsClient::multiplier_factor(a, &x);
         Ok(FapsClient {
             a,
             curvature: false,
+            beta_max: f64::INFINITY,
+            a_norm2,
             params: params.clone(),
             k: 0,
             x,
             w,
-            beta,
+            beta: params.beta0 * a_norm2,
             dists: Vec::new(),
             inner_last: 0,
         })

@@ -6,6 +6,7 @@ use dpca_bench::data::prepare::DatasetAbsent;
 use dpca_bench::manifest::{self, ManifestError};
 use dpca_bench::methods::registry;
 use dpca_bench::run::{self, Options, Progress};
+use dpca_bench::util::FolderLock;
 use dpca_bench::{linalg, report};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -90,6 +91,13 @@ enum Command {
         #[arg(long, default_value = "results")]
         results: PathBuf,
     },
+    /// Check that results folders are complete: every file their run.json lists is present and
+    /// unchanged (a run or render interrupted while writing leaves a set that fails this).
+    Check {
+        /// Results folders (results/<paper>/<id>/<profile>).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
     /// Run every manifest under the experiments folder that has the chosen profile.
     Reproduce {
         /// Folder searched recursively for *.toml manifests.
@@ -147,6 +155,9 @@ struct Common {
     /// Fetched datasets (`dpca data fetch NAME`).
     #[arg(long, default_value = "datasets/raw")]
     data: PathBuf,
+    /// Run even if the data alone exceeds the memory this machine has available.
+    #[arg(long)]
+    no_memory_check: bool,
 }
 
 impl Common {
@@ -162,6 +173,7 @@ impl Common {
                 .threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             attack: None,
+            memory_check: !self.no_memory_check,
         }
     }
 }
@@ -202,6 +214,15 @@ fn dispatch(cli: Cli) -> Result<()> {
             target_err,
             common,
         } => {
+            if client == 0 {
+                anyhow::bail!("--client 0: clients are numbered from 1");
+            }
+            if max_rounds == Some(0) {
+                anyhow::bail!("--max-rounds 0: must be at least 1 (omit it for every round)");
+            }
+            if !(target_err.is_finite() && target_err > 0.0) {
+                anyhow::bail!("--target-err {target_err}: expected a finite number > 0");
+            }
             let mut opts = setup(&common)?;
             opts.attack = Some(manifest::AttackSpec { client, max_rounds });
             attack(&target, &common.profile, target_err, &opts)
@@ -214,6 +235,14 @@ fn dispatch(cli: Cli) -> Result<()> {
             reproduce(&experiments, &common.profile, &opts)
         }
         Command::Data { action, dir } => data(action, &dir),
+        Command::Check { dirs } => dirs.iter().try_for_each(|d| {
+            let n = report::check_complete(d)?;
+            println!(
+                "{}: complete, {n} files as run.json lists them",
+                d.display()
+            );
+            Ok(())
+        }),
         Command::Render {
             targets,
             profile,
@@ -224,10 +253,18 @@ fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
+/// More worker threads than this per core only add contention; far more exhaust the machine.
+const MAX_THREADS_PER_CORE: usize = 4;
+
 fn setup(common: &Common) -> Result<Options> {
     let opts = common.options();
-    if opts.threads == 0 {
-        anyhow::bail!("--threads must be at least 1");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if opts.threads == 0 || opts.threads > MAX_THREADS_PER_CORE * cores {
+        anyhow::bail!(
+            "--threads {}: expected 1 to {} ({MAX_THREADS_PER_CORE} per core; this machine has {cores})",
+            opts.threads,
+            MAX_THREADS_PER_CORE * cores
+        );
     }
     linalg::force_single_threaded_blas();
     rayon::ThreadPoolBuilder::new()
@@ -239,6 +276,7 @@ fn setup(common: &Common) -> Result<Options> {
 
 fn run_manifest(path: &Path, profile: &str, opts: &Options, progress: &Progress) -> Result<()> {
     let exp = manifest::load(path, profile)?;
+    let _lock = FolderLock::acquire(&run::results_dir(&exp, opts))?;
     let out = run::run_experiment(&exp, opts, progress)?;
     report::write_all(&exp, &out)?;
     progress.log(format!("{}: results in {}", exp.id, out.dir.display()));
@@ -380,6 +418,15 @@ fn render(target: &Path, profile: &str, results: &Path) -> Result<()> {
     } else {
         results.join(&exp.paper).join(&exp.id).join(&exp.profile)
     };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{}: no results to re-render (run `dpca run {} --profile {}` first)",
+            dir.display(),
+            path.display(),
+            exp.profile
+        );
+    }
+    let _lock = FolderLock::acquire(&dir)?;
     let out = report::reload::outcome_from_csv(&exp, &dir)?;
     report::write_all(&exp, &out)?;
     println!("{}: re-rendered {} runs", dir.display(), out.records.len());
@@ -389,6 +436,7 @@ fn render(target: &Path, profile: &str, results: &Path) -> Result<()> {
 fn attack(target: &Path, profile: &str, target_err: f64, opts: &Options) -> Result<()> {
     let path = manifest_of(target)?;
     let exp = manifest::load(&path, profile)?;
+    let _lock = FolderLock::acquire(&run::results_dir(&exp, opts))?;
     let progress = Progress::new();
     let out = run::run_experiment(&exp, opts, &progress)?;
     report::write_all(&exp, &out)?;

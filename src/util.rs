@@ -4,28 +4,75 @@ use anyhow::{Context, Result};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Write a file atomically: into `<path>.tmp` first, then rename over `path`.
+/// Write a file atomically: into a temporary file of the same folder, named after this process
+/// and a counter so that concurrent writers never share one, then rename over `path`. A failed
+/// write removes its temporary file.
 pub fn atomic_write_with(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<()> {
-    if let Some(dir) = path.parent() {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let tmp = path.with_extension(match path.extension() {
-        Some(e) => format!("{}.tmp", e.to_string_lossy()),
-        None => "tmp".into(),
-    });
-    let file = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    write(&mut w)
-        .and_then(|_| w.flush())
-        .and_then(|_| w.get_ref().sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    let name = path
+        .file_name()
+        .with_context(|| format!("{}: not a file path", path.display()))?
+        .to_string_lossy();
+    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp_name = format!(".{name}.{}-{unique}.tmp", std::process::id());
+    let tmp = dir.map_or_else(|| tmp_name.clone().into(), |d| d.join(&tmp_name));
+    let result = (|| {
+        let file = File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        write(&mut w)
+            .and_then(|_| w.flush())
+            .and_then(|_| w.get_ref().sync_all())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// An exclusive lock on a folder, held until dropped: two dpca processes never write one
+/// results folder at once. A second one waits, saying for what.
+pub struct FolderLock {
+    _file: File,
+}
+
+impl FolderLock {
+    pub fn acquire(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join(".lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                eprintln!(
+                    "{} is busy: another dpca process is writing it; waiting for it to finish",
+                    dir.display()
+                );
+                file.lock()
+                    .with_context(|| format!("cannot lock {}", path.display()))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()))
+            }
+        }
+        Ok(Self { _file: file })
+    }
 }
 
 /// Write `bytes` to `path` atomically.

@@ -184,6 +184,19 @@ fn read(path: &Path) -> Result<(String, String), ManifestError> {
         key: None,
         message,
     };
+    // A FIFO or device would block or never end: only regular files of sane size are read.
+    let meta = std::fs::metadata(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
+    if !meta.is_file() {
+        return Err(plain(
+            "not a regular file: a manifest is a .toml file".into(),
+        ));
+    }
+    if meta.len() > MAX_MANIFEST_BYTES {
+        return Err(plain(format!(
+            "{} bytes: a manifest is at most {MAX_MANIFEST_BYTES} bytes",
+            meta.len()
+        )));
+    }
     let bytes = std::fs::read(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
     let hash = Sha256::digest(&bytes)
         .iter()
@@ -192,6 +205,8 @@ fn read(path: &Path) -> Result<(String, String), ManifestError> {
     let text = String::from_utf8(bytes).map_err(|e| plain(format!("not UTF-8 text: {e}")))?;
     Ok((text, hash))
 }
+
+const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 
 /// Profile names in file order (empty if the manifest has no [profiles]).
 pub fn profile_names(path: &Path) -> Result<Vec<String>, ManifestError> {
@@ -247,6 +262,9 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         return Err(loc.error("profiles", msg));
     };
     let pkey = format_path(&[Seg::Key("profiles".into()), Seg::Key(profile.into())]);
+    if let Err(why) = validate::plain_name(profile) {
+        return Err(loc.error(&pkey, format!("profile name {profile:?}: {why}")));
+    }
     let Some(overlay) = overlay.as_table() else {
         return Err(loc.error(
             &pkey,

@@ -13,8 +13,29 @@ use crate::problem::Kind;
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
 
+/// A name that becomes a folder under --results (paper, id, profile): letters, digits, `_`, `-`
+/// and inner dots only, so no value can lead outside the results folder.
+pub(crate) fn plain_name(name: &str) -> std::result::Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err("it names a folder under the results root: expected 1 to 100 letters, digits, `_`, `-` or `.`, not starting with `.`".into())
+    }
+}
+
 /// Checks on everything outside the sweepable sections.
 pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> Result {
+    for (key, value) in [("paper", &raw.paper), ("id", &raw.id)] {
+        if let Err(why) = plain_name(value) {
+            return Err(loc.error(key, format!("{key} = {value:?}: {why}")));
+        }
+    }
     // results/<paper>/<id>/ must lead back to exactly one manifest file.
     if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
         if raw.id != stem {
@@ -182,9 +203,32 @@ pub(crate) fn check_paper_points(
 
 /// Checks on one sweep point's data, partition and problem. `at` is appended to messages
 /// (e.g. " (sweep point n=5000)") so the user knows which combination failed.
+/// Largest n or m: 2³² rows or columns is far beyond any data set this harness can hold, and
+/// keeps every size product below 2⁶⁴.
+pub(crate) const MAX_DIM: usize = 1 << 32;
+/// Largest n·m: 2⁴⁰ entries are 8 TiB of f64.
+pub(crate) const MAX_ENTRIES: u128 = 1 << 40;
+
 pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     let d = &pt.data;
     let (n, m) = (d.n, d.m);
+    for (key, v) in [
+        ("data.n", n),
+        ("data.m", m),
+        ("partition.clients", pt.partition.clients),
+    ] {
+        if v > MAX_DIM {
+            return Err(loc.error(
+                key,
+                format!("{v} exceeds the largest size the harness handles, {MAX_DIM}{at}"),
+            ));
+        }
+    }
+    if (n as u128) * (m as u128) > MAX_ENTRIES {
+        return Err(loc.blame(&["data.n", "data.m"], format!(
+            "n·m = {n}·{m} entries exceeds {MAX_ENTRIES} (8 TiB of f64): no machine holds this matrix{at}"
+        )));
+    }
     let robust = d.generator == super::schema::Generator::Robust;
     if (pt.problem.kind == Kind::Robust) != robust {
         return Err(loc.error(
@@ -444,7 +488,7 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
             }
         }
         Scheme::Uneven => {
-            let t = c * (c + 1) / 2; // m = unit·(1 + 2 + … + d)
+            let t = c * (c + 1) / 2; // m = unit·(1 + 2 + … + d); c ≤ MAX_DIM, so no overflow
             match pa.unit {
                 Some(0) => {
                     return Err(loc.error(
@@ -454,10 +498,10 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
                         ),
                     ))
                 }
-                Some(u) if u * t != m => {
+                Some(u) if u.checked_mul(t) != Some(m) => {
                     return Err(loc.blame(&["data.m", "partition.unit", "partition.clients"], format!(
                         "scheme = \"uneven\" with unit = {u} and clients = {c} needs data.m = unit·d(d+1)/2 = {}, not {m}{at}",
-                        u * t
+                        (u as u128) * (t as u128)
                     )));
                 }
                 Some(_) => {}

@@ -235,7 +235,37 @@ pub struct ParamError {
     pub msg: String,
 }
 
+/// The largest value any integer parameter (an iteration count, a number of steps or sketches)
+/// may take: beyond it a run would not end in any useful time.
+pub const MAX_COUNT: i64 = 1_000_000;
+
+/// Checks every method's parameters share: floats finite (∞ or NaN as a penalty or tolerance
+/// only turns a run into NaN), integers at most [`MAX_COUNT`].
+fn check_values(params: &toml::Table, prefix: &str) -> std::result::Result<(), ParamError> {
+    for (key, value) in params {
+        let key = format!("{prefix}{key}");
+        match value {
+            toml::Value::Float(v) if !v.is_finite() => {
+                return Err(ParamError {
+                    key,
+                    msg: format!("{v} is not a finite number"),
+                })
+            }
+            toml::Value::Integer(v) if *v > MAX_COUNT => return Err(ParamError {
+                key,
+                msg: format!(
+                    "{v} exceeds {MAX_COUNT}, the cap on any count: a run this long would not end"
+                ),
+            }),
+            toml::Value::Table(t) => check_values(t, &format!("{key}."))?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn check<P: Params>(params: &toml::Table) -> std::result::Result<serde_json::Value, ParamError> {
+    check_values(params, "")?;
     let p: P =
         serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(|e| {
             ParamError {

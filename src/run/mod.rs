@@ -38,6 +38,54 @@ pub struct Options {
     pub threads: usize,
     /// Run the leakage attack even if the manifest does not ask for it (`dpca attack`).
     pub attack: Option<AttackSpec>,
+    /// Refuse a manifest whose data cannot fit in this machine's available memory.
+    pub memory_check: bool,
+}
+
+/// Bytes a point needs at the least: its n×m data matrix and a Gram matrix of its smaller side,
+/// which any reference needs (working copies come on top).
+fn min_bytes(point: &Point) -> u128 {
+    let (n, m) = (point.data.n as u128, point.data.m as u128);
+    8 * (n * m + n.min(m).pow(2))
+}
+
+/// MemAvailable of /proc/meminfo, in bytes (None where there is no such file).
+fn available_bytes() -> Option<u128> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuse, before anything is generated, a point whose data alone exceeds the available memory:
+/// an allocation that size would abort the process or drive the machine into swap.
+fn check_memory(exp: &Experiment, opts: &Options) -> Result<()> {
+    let Some(avail) = available_bytes().filter(|_| opts.memory_check) else {
+        return Ok(());
+    };
+    let gib = |b: u128| b as f64 / (1u128 << 30) as f64;
+    if let Some(pt) = exp.points.iter().find(|pt| min_bytes(pt) > avail) {
+        let at = if pt.label.is_empty() {
+            String::new()
+        } else {
+            format!(" (sweep point {})", pt.label)
+        };
+        return Err(exp
+            .error_at(
+                "data.n",
+                format!(
+                    "n = {}, m = {} need at least {:.1} GiB (the data and its Gram matrix), this \
+                     machine has {:.1} GiB available{at}; reduce the sizes, or pass \
+                     --no-memory-check to try anyway",
+                    pt.data.n,
+                    pt.data.m,
+                    gib(min_bytes(pt)),
+                    gib(avail)
+                ),
+            )
+            .into());
+    }
+    Ok(())
 }
 
 /// The stored and new runs of one experiment, in manifest order.
@@ -148,6 +196,7 @@ fn fingerprint(
 /// Run (or load) every run of `exp`.
 pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> Result<Outcome> {
     let started_unix = unix_now();
+    check_memory(exp, opts)?;
     let dir = results_dir(exp, opts);
     let store = RunStore::new(&dir);
     let cache = MatrixCache::new(&opts.cache_dir);

@@ -137,14 +137,50 @@ impl RunStore {
     fn path(&self, stem: &str) -> PathBuf {
         self.dir.join(format!("{stem}.json"))
     }
-    /// A finished run, if one is stored for exactly this key (fingerprint included).
+    /// A finished run, if one is stored for exactly this key (fingerprint included) and its
+    /// checksum holds. A file that was edited or damaged is reported and run again.
     pub fn load(&self, key: &RunKey) -> Option<RunRecord> {
-        let text = std::fs::read_to_string(self.path(&key.file_stem())).ok()?;
-        let rec: RunRecord = serde_json::from_str(&text).ok()?;
-        (rec.key == *key).then_some(rec)
+        let path = self.path(&key.file_stem());
+        let text = std::fs::read_to_string(&path).ok()?;
+        let stored: StoredRun = match serde_json::from_str(&text) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "warning: {} is unreadable ({e}); running it again",
+                    path.display()
+                );
+                return None;
+            }
+        };
+        if digest(&stored.record).ok()? != stored.sha256 {
+            eprintln!(
+                "warning: {}: checksum mismatch (edited or damaged); running it again",
+                path.display()
+            );
+            return None;
+        }
+        (stored.record.key == *key).then_some(stored.record)
     }
     pub fn save(&self, rec: &RunRecord) -> Result<()> {
-        let json = serde_json::to_vec(rec).context("serialising run record")?;
+        let stored = StoredRun {
+            sha256: digest(rec)?,
+            record: rec.clone(),
+        };
+        let json = serde_json::to_vec(&stored).context("serialising run record")?;
         atomic_write(&self.path(&rec.key.file_stem()), &json)
     }
+}
+
+/// A stored run with the SHA-256 of its record's JSON, which `load` recomputes from the parsed
+/// record (floats round-trip exactly), so any change to a value is caught.
+#[derive(Serialize, Deserialize)]
+struct StoredRun {
+    sha256: String,
+    record: RunRecord,
+}
+
+fn digest(rec: &RunRecord) -> Result<String> {
+    let json = serde_json::to_vec(rec).context("serialising run record")?;
+    let d = <sha2::Sha256 as sha2::Digest>::digest(&json);
+    Ok(d.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -26,6 +26,21 @@ impl std::fmt::Display for DatasetAbsent {
 
 impl std::error::Error for DatasetAbsent {}
 
+/// A data file that contradicts a manifest key; the runner adds the key's file and line.
+#[derive(Debug)]
+pub struct KeyMismatch {
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for KeyMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for KeyMismatch {}
+
 /// Which part of a dataset to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Split {
@@ -161,19 +176,28 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u
         } else {
             String::new()
         };
-        bail!(
-            "data.n = {} but {name} has {} features{plus}: set data.n = {}",
-            spec.n,
-            x.n(),
-            x.n() + noise
-        );
+        return Err(KeyMismatch {
+            key: "data.n",
+            message: format!(
+                "data.n = {} but {name} has {} features{plus}: set data.n = {}",
+                spec.n,
+                x.n(),
+                x.n() + noise
+            ),
+        }
+        .into());
     }
     if spec.m > x.m() {
-        bail!(
-            "data.m = {} but the {name} split has only {} samples",
-            spec.m,
-            x.m()
-        );
+        return Err(KeyMismatch {
+            key: "data.m",
+            message: format!(
+                "data.m = {} but the {name} split has only {} samples: set data.m ≤ {}",
+                spec.m,
+                x.m(),
+                x.m()
+            ),
+        }
+        .into());
     }
     let mut a = match x {
         DataMatrix::Dense(x) => {

@@ -11,6 +11,7 @@ pub use stop::{StopReason, StopRule};
 
 use crate::attack;
 use crate::data::cache::MatrixCache;
+use crate::data::prepare::KeyMismatch;
 use crate::fed::{LocalNetwork, Network};
 use crate::manifest::{AttackSpec, Experiment, MethodSpec, Point};
 use crate::methods::{registry, StepInfo};
@@ -257,7 +258,20 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                 records.extend(stored.into_iter().flatten());
                 continue;
             }
-            let inst = problem::build(point, run_seed, &cache, &opts.data_dir, progress)?;
+            let inst =
+                problem::build(point, run_seed, &cache, &opts.data_dir, progress).map_err(|e| {
+                    match e.downcast_ref::<KeyMismatch>() {
+                        Some(k) => {
+                            let at = if point.label.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (sweep point {})", point.label)
+                            };
+                            exp.error_at(k.key, format!("{k}{at}")).into()
+                        }
+                        None => e,
+                    }
+                })?;
             for ((key, m, selected), old) in keys.into_iter().zip(stored) {
                 let rec = match old {
                     Some(rec) => rec,

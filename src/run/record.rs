@@ -21,7 +21,8 @@ pub struct TraceRow {
     pub bytes_down: u64,
     /// dim-vectors sent both ways: (bytes_up + bytes_down) / (8·dim), never rounded.
     pub vectors: f64,
-    /// The problem family's metrics by name.
+    /// The problem family's metrics by name (NaN where a metric does not apply).
+    #[serde(with = "nonfinite")]
     pub metrics: BTreeMap<String, f64>,
     /// Relative error of the leakage attack after this round (when the manifest asks for it).
     #[serde(default)]
@@ -35,6 +36,80 @@ impl TraceRow {
             return self.leak_err;
         }
         self.metrics.get(name).copied()
+    }
+}
+
+/// JSON has no NaN or ±∞ (serde_json writes null, which does not read back as f64): stored
+/// runs spell them "NaN", "inf", "-inf", so a resumed run prints the same CSV as a fresh one.
+mod nonfinite {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Num {
+        Finite(f64),
+        Tag(String),
+    }
+
+    fn to_num(v: f64) -> Num {
+        match v {
+            v if v.is_finite() => Num::Finite(v),
+            v if v.is_nan() => Num::Tag("NaN".into()),
+            v if v > 0.0 => Num::Tag("inf".into()),
+            _ => Num::Tag("-inf".into()),
+        }
+    }
+
+    fn from_num<E: Error>(n: Num) -> Result<f64, E> {
+        match n {
+            Num::Finite(v) => Ok(v),
+            Num::Tag(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                _ => Err(E::custom(format!(
+                    "{t:?} is not a number (expected NaN, inf or -inf)"
+                ))),
+            },
+        }
+    }
+
+    pub fn serialize<S: Serializer>(m: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
+        let tagged: BTreeMap<&String, Num> = m.iter().map(|(k, v)| (k, to_num(*v))).collect();
+        tagged.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+        BTreeMap::<String, Num>::deserialize(d)?
+            .into_iter()
+            .map(|(k, n)| Ok((k, from_num(n)?)))
+            .collect()
+    }
+
+    pub mod vecs {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(
+            m: &BTreeMap<String, Vec<f64>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            let tagged: BTreeMap<&String, Vec<Num>> = m
+                .iter()
+                .map(|(k, v)| (k, v.iter().map(|x| to_num(*x)).collect()))
+                .collect();
+            tagged.serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<BTreeMap<String, Vec<f64>>, D::Error> {
+            BTreeMap::<String, Vec<Num>>::deserialize(d)?
+                .into_iter()
+                .map(|(k, v)| Ok((k, v.into_iter().map(from_num).collect::<Result<_, _>>()?)))
+                .collect()
+        }
     }
 }
 
@@ -94,7 +169,11 @@ pub struct RunRecord {
     #[serde(default)]
     pub resolved: serde_json::Value,
     /// Vectors describing the final estimate (the family's spectra, e.g. σ(L) and σ(L₀)).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "nonfinite::vecs"
+    )]
     pub spectra: BTreeMap<String, Vec<f64>>,
     pub threads: usize,
     /// Peak resident memory (MiB) of the process that computed this run, read as it finished.
@@ -183,4 +262,59 @@ fn digest(rec: &RunRecord) -> Result<String> {
     let json = serde_json::to_vec(rec).context("serialising run record")?;
     let d = <sha2::Sha256 as sha2::Digest>::digest(&json);
     Ok(d.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_run_with_nan_and_infinite_metrics_reads_back_bit_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RunStore::new(dir.path());
+        let metrics = BTreeMap::from([
+            ("a".to_string(), f64::NAN),
+            ("b".to_string(), f64::NEG_INFINITY),
+            ("c".to_string(), f64::INFINITY),
+            ("d".to_string(), 0.1 + 0.2),
+        ]);
+        let rec = RunRecord {
+            key: RunKey {
+                point: "n=1".into(),
+                method: "ssi".into(),
+                label: "SSI".into(),
+                params: String::new(),
+                seed: 3,
+                fingerprint: "f".into(),
+            },
+            rounds: 1,
+            converged: false,
+            stop_reason: "max_rounds".into(),
+            trace: vec![TraceRow {
+                round: 0,
+                inner_iters: 0.0,
+                time_s: 0.0,
+                bytes_up: 0,
+                bytes_down: 0,
+                vectors: 0.0,
+                metrics,
+                leak_err: None,
+            }],
+            bytes_up_per_client: vec![0],
+            resolved: serde_json::Value::Null,
+            spectra: BTreeMap::from([("s".to_string(), vec![1.0, f64::NAN])]),
+            threads: 1,
+            peak_rss_mib: None,
+        };
+        store.save(&rec).unwrap();
+        let back = store.load(&rec.key).expect("stored run loads");
+        let bits = |r: &RunRecord| -> Vec<u64> {
+            let m = &r.trace[0].metrics;
+            m.values()
+                .chain(&r.spectra["s"])
+                .map(|v| v.to_bits())
+                .collect()
+        };
+        assert_eq!(bits(&back), bits(&rec));
+    }
 }

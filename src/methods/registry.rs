@@ -251,12 +251,14 @@ fn check_values(params: &toml::Table, prefix: &str) -> std::result::Result<(), P
                     msg: format!("{v} is not a finite number"),
                 })
             }
-            toml::Value::Integer(v) if *v > MAX_COUNT => return Err(ParamError {
-                key,
-                msg: format!(
+            toml::Value::Integer(v) if *v > MAX_COUNT => {
+                return Err(ParamError {
+                    key,
+                    msg: format!(
                     "{v} exceeds {MAX_COUNT}, the cap on any count: a run this long would not end"
                 ),
-            }),
+                })
+            }
             toml::Value::Table(t) => check_values(t, &format!("{key}."))?,
             _ => {}
         }

@@ -60,14 +60,18 @@ fn cache_round_trips_and_regenerates_a_corrupt_file() {
         .unwrap();
     assert_eq!(got, a);
     let path = cache.path("t", "key");
-    assert_eq!(read_matrix(&path).unwrap(), a, "byte-exact round trip");
+    assert_eq!(
+        read_matrix(&path, "key").unwrap(),
+        a,
+        "byte-exact round trip"
+    );
 
     // Flip one payload byte: the checksum catches it and the matrix is rebuilt.
     let mut bytes = std::fs::read(&path).unwrap();
     let last = bytes.len() - 3;
     bytes[last] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
-    let err = read_matrix(&path).unwrap_err().to_string();
+    let err = read_matrix(&path, "key").unwrap_err().to_string();
     assert!(err.contains("checksum"), "{err}");
     let got = cache
         .get_or_build("t", "key", || {
@@ -77,22 +81,22 @@ fn cache_round_trips_and_regenerates_a_corrupt_file() {
         .unwrap();
     assert_eq!((got, builds), (a.clone(), 2));
     assert_eq!(
-        read_matrix(&path).unwrap(),
+        read_matrix(&path, "key").unwrap(),
         a,
         "rewritten after regeneration"
     );
 
     // Truncated and foreign files are rejected with a reason.
     std::fs::write(&path, &bytes[..100]).unwrap();
-    assert!(read_matrix(&path)
+    assert!(read_matrix(&path, "key")
         .unwrap_err()
         .to_string()
         .contains("truncated"));
-    write_matrix(&path, &a).unwrap();
+    write_matrix(&path, "key", &a).unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[0] = b'X';
     std::fs::write(&path, &bytes).unwrap();
-    assert!(read_matrix(&path)
+    assert!(read_matrix(&path, "key")
         .unwrap_err()
         .to_string()
         .contains("magic"));

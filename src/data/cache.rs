@@ -1,9 +1,24 @@
 //! On-disk cache of generated matrices (data and reference solutions), verified on load.
 //!
-//! File layout (little-endian): magic `DPCAMAT1`, rows u64, cols u64, SHA-256 of the payload
-//! (32 bytes), then rows·cols f64 in column-major order. A file that is truncated, has the wrong
-//! magic or shape, or whose payload hash differs is reported and regenerated. Files are written
-//! to a temporary name and renamed, so an interrupted write never leaves a valid-looking file.
+//! File layout (format DPCAMAT2, integers little-endian):
+//!
+//! | byte offset     | field                                                        |
+//! |-----------------|--------------------------------------------------------------|
+//! | 0               | magic `DPCAMAT2`                                             |
+//! | 8               | rows, u64                                                    |
+//! | 16              | cols, u64                                                    |
+//! | 24              | key length k, u64                                            |
+//! | 32              | the key: the full spec text the matrix was built from, UTF-8 |
+//! | 32 + k          | rows·cols f64, column-major                                  |
+//! | 32 + k + 8·r·c  | SHA-256 of every byte before it (32 bytes)                   |
+//!
+//! The file name holds only a hash of the key, so the key itself is stored and compared: a
+//! valid file of another matrix copied under the expected name is rejected, not trusted. The
+//! digest covers the header too, so a rewritten shape is caught even when the payload is
+//! intact. Sizes are checked against the file length, with checked arithmetic, before anything
+//! is allocated. Any mismatch (including the older DPCAMAT1 format) is reported and the matrix
+//! regenerated. Files are written to a temporary name and renamed, so an interrupted write
+//! never leaves a valid-looking file.
 
 use crate::util::atomic_write_with;
 use anyhow::{bail, Context, Result};
@@ -13,8 +28,14 @@ use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"DPCAMAT1";
-const HEADER: usize = 8 + 8 + 8 + 32;
+const MAGIC: &[u8; 8] = b"DPCAMAT2";
+/// Magic of the previous format (no key, digest of the payload only): regenerated.
+const MAGIC_V1: &[u8; 8] = b"DPCAMAT1";
+/// Magic, rows, cols, key length.
+const HEADER: usize = 8 + 8 + 8 + 8;
+const DIGEST: usize = 32;
+/// Payload bytes hashed and written (or read) at a time.
+const CHUNK: usize = 1 << 16;
 
 /// A folder of cached matrices, keyed by the full text of their spec.
 pub struct MatrixCache {
@@ -33,7 +54,8 @@ impl MatrixCache {
     }
 
     /// Load the cached matrix for `key`, or build it with `make` and store it.
-    /// A corrupt cache file is reported on stderr and rebuilt.
+    /// A file that is corrupt, of an older format or of another key is reported on stderr
+    /// and rebuilt.
     pub fn get_or_build(
         &self,
         prefix: &str,
@@ -42,18 +64,16 @@ impl MatrixCache {
     ) -> Result<Array2<f64>> {
         let path = self.path(prefix, key);
         if path.exists() {
-            match read_matrix(&path) {
+            match read_matrix(&path, key) {
                 Ok(a) => return Ok(a),
-                Err(e) => eprintln!(
-                    "warning: cache file {} is unusable ({e:#}); regenerating",
-                    path.display()
-                ),
+                // The error names the file.
+                Err(e) => eprintln!("warning: unusable cache file: {e:#}; regenerating it"),
             }
         }
         let a = make()?;
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create cache folder {}", self.dir.display()))?;
-        write_matrix(&path, &a)?;
+        write_matrix(&path, key, &a)?;
         Ok(a)
     }
 }
@@ -62,65 +82,172 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn payload_bytes(a: &Array2<f64>) -> Vec<u8> {
-    // Column-major order whatever the in-memory layout.
-    a.t().iter().flat_map(|v| v.to_le_bytes()).collect()
+/// Passes bytes through to `inner` and hashes them on the way.
+struct Hashing<'a, W: Write> {
+    inner: &'a mut W,
+    hasher: Sha256,
 }
 
-/// Write `a` atomically in the cache format.
-pub fn write_matrix(path: &Path, a: &Array2<f64>) -> Result<()> {
-    let payload = payload_bytes(a);
-    let digest = Sha256::digest(&payload);
+impl<W: Write> Hashing<'_, W> {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(bytes);
+        self.inner.write_all(bytes)
+    }
+}
+
+/// Write `a`, cached for `key`, atomically in the cache format.
+pub fn write_matrix(path: &Path, key: &str, a: &Array2<f64>) -> Result<()> {
     atomic_write_with(path, |w| {
-        w.write_all(MAGIC)?;
-        w.write_all(&(a.nrows() as u64).to_le_bytes())?;
-        w.write_all(&(a.ncols() as u64).to_le_bytes())?;
-        w.write_all(&digest)?;
-        w.write_all(&payload)?;
-        Ok(())
+        let mut h = Hashing {
+            inner: w,
+            hasher: Sha256::new(),
+        };
+        h.put(MAGIC)?;
+        for v in [a.nrows(), a.ncols(), key.len()] {
+            h.put(&(v as u64).to_le_bytes())?;
+        }
+        h.put(key.as_bytes())?;
+        // Column-major whatever the in-memory layout; in chunks, never a second full copy.
+        let mut buf = Vec::with_capacity(CHUNK);
+        for v in a.t().iter() {
+            buf.extend_from_slice(&v.to_le_bytes());
+            if buf.len() >= CHUNK {
+                h.put(&buf)?;
+                buf.clear();
+            }
+        }
+        h.put(&buf)?;
+        let digest = h.hasher.finalize();
+        w.write_all(&digest)
     })
 }
 
-/// Read and verify a matrix written by [`write_matrix`].
-pub fn read_matrix(path: &Path) -> Result<Array2<f64>> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let len = file.metadata()?.len() as usize;
+/// Read a matrix written by [`write_matrix`] and check that it was cached for `key`.
+///
+/// Every rejection names the file, the byte offset or field at fault and what was expected.
+pub fn read_matrix(path: &Path, key: &str) -> Result<Array2<f64>> {
+    let name = path.display();
+    let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
+    let len = file
+        .metadata()
+        .with_context(|| format!("cannot read {name}"))?
+        .len();
     let mut r = BufReader::with_capacity(1 << 20, file);
-    let mut header = [0u8; HEADER];
-    if len < HEADER {
+    let mut hasher = Sha256::new();
+    let mut read = |buf: &mut [u8], what: &str| -> Result<()> {
+        r.read_exact(buf)
+            .with_context(|| format!("{name}: cannot read the {what}"))?;
+        hasher.update(&*buf);
+        Ok(())
+    };
+
+    // Magic at byte offset 0: checked alone, so that a short foreign file reports its magic.
+    let mut magic = [0u8; 8];
+    if len < magic.len() as u64 {
+        bail!("{name}: truncated: {len} bytes, but the magic `DPCAMAT2` alone needs 8");
+    }
+    read(&mut magic, "magic")?;
+    if &magic == MAGIC_V1 {
+        bail!("{name}: byte offset 0: older cache format DPCAMAT1, expected DPCAMAT2");
+    }
+    if &magic != MAGIC {
         bail!(
-            "{}: truncated header ({len} bytes, need {HEADER})",
-            path.display()
+            "{name}: byte offset 0: magic `{}` is not DPCAMAT2 (not a dpca matrix cache file)",
+            String::from_utf8_lossy(&magic).escape_debug()
         );
     }
-    r.read_exact(&mut header)?;
-    if &header[..8] != MAGIC {
+    if len < HEADER as u64 {
         bail!(
-            "{}: wrong magic at byte 0 (not a dpca matrix file)",
-            path.display()
+            "{name}: truncated: {len} bytes, but the header (magic, rows, cols, key length) \
+             needs {HEADER}"
         );
     }
-    let rows = u64::from_le_bytes(header[8..16].try_into().unwrap()) as usize;
-    let cols = u64::from_le_bytes(header[16..24].try_into().unwrap()) as usize;
-    let expected = rows
+    let mut fields = [0u8; HEADER - 8];
+    read(&mut fields, "header")?;
+    let field = |k: usize| u64::from_le_bytes(fields[8 * k..8 * k + 8].try_into().expect("8"));
+    let (rows, cols, key_len) = (field(0), field(1), field(2));
+
+    // Nothing is allocated before the declared size equals the file's: a header is untrusted.
+    let total = rows
         .checked_mul(cols)
         .and_then(|e| e.checked_mul(8))
-        .map(|e| e + HEADER);
-    if expected != Some(len) {
+        .and_then(|p| p.checked_add(key_len))
+        .and_then(|s| s.checked_add((HEADER + DIGEST) as u64));
+    if total != Some(len) {
         bail!(
-            "{}: {rows}×{cols} needs {} bytes, file has {len} (truncated or corrupt)",
-            path.display(),
-            expected.map_or("an impossible number of".into(), |e| e.to_string())
+            "{name}: the header declares rows {rows} (byte offset 8), cols {cols} (byte offset \
+             16) and a {key_len}-byte key (byte offset 24), which need {} bytes; the file has \
+             {len} (truncated or corrupt)",
+            total.map_or("more than 2^64".into(), |t| t.to_string())
         );
     }
-    let mut payload = vec![0u8; len - HEADER];
-    r.read_exact(&mut payload)?;
-    if Sha256::digest(&payload).as_slice() != &header[24..56] {
-        bail!("{}: payload checksum mismatch (corrupt)", path.display());
+    // The total fits in the file, hence in memory on 64-bit targets.
+    let (rows, cols, key_len) = (rows as usize, cols as usize, key_len as usize);
+
+    let mut stored = vec![0u8; key_len];
+    read(&mut stored, "key")?;
+    if stored != key.as_bytes() {
+        let at = stored
+            .iter()
+            .zip(key.as_bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(stored.len().min(key.len()));
+        bail!(
+            "{name}: byte offset {}: the file caches key `{}`, expected `{}` (a file of another \
+             matrix)",
+            HEADER + at,
+            shorten(&String::from_utf8_lossy(&stored), at),
+            shorten(key, at)
+        );
     }
-    let data: Vec<f64> = payload
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+
+    let mut data = Vec::with_capacity(rows * cols);
+    let mut buf = vec![0u8; CHUNK];
+    let mut left = rows * cols * 8;
+    while left > 0 {
+        let chunk = &mut buf[..left.min(CHUNK)];
+        read(chunk, "payload")?;
+        data.extend(
+            chunk
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().expect("8"))),
+        );
+        left -= chunk.len();
+    }
+    let digest = hasher.finalize();
+    let mut stored = [0u8; DIGEST];
+    r.read_exact(&mut stored)
+        .with_context(|| format!("{name}: cannot read the checksum"))?;
+    if stored != digest.as_slice() {
+        bail!(
+            "{name}: byte offset {}: SHA-256 checksum mismatch: the header, key or payload is \
+             corrupt",
+            len - DIGEST as u64
+        );
+    }
+    column_major(rows, cols, data).with_context(|| format!("{name}: {rows}×{cols}"))
+}
+
+fn column_major(rows: usize, cols: usize, data: Vec<f64>) -> Result<Array2<f64>> {
     Ok(Array2::from_shape_vec((rows, cols).f(), data)?)
+}
+
+/// A key for an error message: around the first difference at byte `at`, at most ~120 chars.
+fn shorten(s: &str, at: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    // `at` is a byte offset; a char position near it is close enough for a message.
+    let at = s
+        .char_indices()
+        .position(|(i, _)| i >= at)
+        .unwrap_or(chars.len());
+    let start = at.saturating_sub(60);
+    let end = (at + 60).min(chars.len());
+    let mut t: String = chars[start..end].iter().collect();
+    if start > 0 {
+        t.insert(0, '…');
+    }
+    if end < chars.len() {
+        t.push('…');
+    }
+    t
 }

@@ -1,13 +1,15 @@
-//! Numeric CSV: one sample per line, a header line optional, one column optionally the label.
+//! Numeric CSV: one sample per line, a header line optional, one column optionally the label;
+//! plain, gzip or bzip2 (detected by magic bytes).
 
+use super::open::open_text;
 use super::{column_major, Labeled};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::path::Path;
 
 /// Whether the first line names the columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Header {
-    /// A header if any field of the first line is not a number.
+    /// A header if a field of the first line that should hold a number (or a label) does not.
     #[default]
     Auto,
     Present,
@@ -42,6 +44,8 @@ pub struct CsvOptions {
 /// Read a CSV file: samples become columns of a features × samples matrix.
 pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
     let name = path.display();
+    let (reader, kind) = open_text(path)?;
+    let note = kind.offsets_note();
     let mut rdr = ::csv::ReaderBuilder::new()
         .has_headers(false)
         // Ragged rows are reported by us with their line, not rejected by the reader.
@@ -51,8 +55,7 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
         } else {
             opts.delimiter
         })
-        .from_path(path)
-        .with_context(|| format!("cannot open {name}"))?;
+        .from_reader(reader);
     let mut record = ::csv::ByteRecord::new();
     let mut data = Vec::new();
     let mut labels = Vec::new();
@@ -63,21 +66,20 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
         let more = rdr.read_byte_record(&mut record).map_err(|e| {
             let at = e
                 .position()
-                .map(|p| format!("line {}, byte offset {}: ", p.line(), p.byte()))
+                .map(|p| format!("line {}, byte offset {}{note}: ", p.line(), p.byte()))
                 .unwrap_or_default();
             anyhow::anyhow!("{name}: {at}{e}")
         })?;
         if !more {
             break;
         }
-        let pos = record.position().expect("records read have a position");
-        let (line, byte) = (pos.line(), pos.byte());
+        let (line, byte) = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
         if first {
             first = false;
             let is_header = match opts.header {
                 Header::Present => true,
                 Header::Absent => false,
-                Header::Auto => record.iter().any(|f| parse_number(f).is_none()),
+                Header::Auto => looks_like_header(&record, opts),
             };
             if is_header {
                 continue;
@@ -98,10 +100,19 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
                 if features == 0 {
                     bail!("{name}: line {line}: no feature columns left");
                 }
+                if let Some(c) = opts.skip.iter().find(|&&c| c >= record.len()) {
+                    bail!(
+                        "{name}: line {line}: skipped column {c} but only {} fields",
+                        record.len()
+                    );
+                }
+                if label_col.is_some_and(|c| opts.skip.contains(&c)) {
+                    bail!("{name}: line {line}: the label column is also skipped");
+                }
                 width = Some((record.len(), line));
             }
             Some((w, at)) if record.len() != w => bail!(
-                "{name}: line {line}, byte offset {byte}: {} fields, but line {at} has {w}",
+                "{name}: line {line}, byte offset {byte}{note}: {} fields, but line {at} has {w}",
                 record.len()
             ),
             Some(_) => {}
@@ -146,7 +157,10 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
         }
     }
     if width.is_none() {
-        bail!("{name}: no data rows");
+        if first {
+            bail!("{name}: line 1: empty file: expected rows of numbers");
+        }
+        bail!("{name}: no data rows after the header line");
     }
     let m = labels.len();
     Ok(Labeled {
@@ -162,6 +176,23 @@ fn label_index(label: LabelColumn, fields: usize) -> Option<usize> {
         LabelColumn::Last => fields.checked_sub(1),
         LabelColumn::Index(c) => Some(c),
     }
+}
+
+/// Auto-detection: a header if some field that should hold a number (or a label name) does
+/// not. Any number counts here, `nan`, `inf` and `-1` included, so a first data row holding
+/// one is rejected with its line rather than silently dropped as a header.
+fn looks_like_header(record: &::csv::ByteRecord, opts: &CsvOptions) -> bool {
+    let label_col = label_index(opts.label, record.len());
+    let number = |f: &[u8]| std::str::from_utf8(f).is_ok_and(|s| s.trim().parse::<f64>().is_ok());
+    record.iter().enumerate().any(|(c, f)| {
+        if opts.skip.contains(&c) {
+            false
+        } else if Some(c) == label_col {
+            !number(f) && parse_label(f, opts).is_none()
+        } else {
+            !number(f)
+        }
+    })
 }
 
 fn parse_number(field: &[u8]) -> Option<f64> {

@@ -4,10 +4,11 @@
 //! and the number of dimensions — then one big-endian u32 per dimension, then the elements.
 //! Images are magic 2051 (count × rows × cols), labels magic 2049 (count).
 
-use super::open::{read_bytes, Compression};
+use super::open::{open_text, read_up_to, Compression};
 use super::{column_major, Labeled};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use ndarray::Array2;
+use std::io::Read;
 use std::path::Path;
 
 /// Magic of an image file: unsigned bytes, 3 dimensions.
@@ -18,16 +19,14 @@ pub const LABELS_MAGIC: u32 = 0x0801;
 /// Images as columns: (rows·cols) × count, pixel values 0..255 as f64, each image's pixels in
 /// row-major order (the file's order).
 pub fn read_images(path: &Path) -> Result<Array2<f64>> {
-    let (bytes, kind) = read_bytes(path)?;
-    let (dims, data) = parse(&bytes, IMAGES_MAGIC, path, kind)?;
+    let (dims, data) = read_idx(path, IMAGES_MAGIC)?;
     let (count, pixels) = (dims[0], dims[1] * dims[2]);
     column_major(pixels, count, data.iter().map(|&b| f64::from(b)).collect())
 }
 
 /// One label per item, 0..255.
 pub fn read_labels(path: &Path) -> Result<Vec<u32>> {
-    let (bytes, kind) = read_bytes(path)?;
-    let (_, data) = parse(&bytes, LABELS_MAGIC, path, kind)?;
+    let (_, data) = read_idx(path, LABELS_MAGIC)?;
     Ok(data.iter().map(|&b| u32::from(b)).collect())
 }
 
@@ -50,13 +49,11 @@ pub fn read_pair(images: &Path, labels: &Path) -> Result<Labeled> {
     })
 }
 
-/// Check the header against `magic` and return the dimensions and the element bytes.
-fn parse<'a>(
-    bytes: &'a [u8],
-    magic: u32,
-    path: &Path,
-    kind: Compression,
-) -> Result<(Vec<usize>, &'a [u8])> {
+/// Read the header, check it against `magic` and the file's length, then read the elements:
+/// the dimensions and the element bytes. The header is untrusted: the data is never read (nor
+/// decompressed) past what it declares, and nothing is allocated from it alone.
+fn read_idx(path: &Path, magic: u32) -> Result<(Vec<usize>, Vec<u8>)> {
+    let (mut r, kind) = open_text(path)?;
     let at = kind.offsets_note();
     let what = if magic == IMAGES_MAGIC {
         "image"
@@ -64,13 +61,15 @@ fn parse<'a>(
         "label"
     };
     let name = path.display();
-    let Some(head) = bytes.get(..4) else {
+    let mut bytes = Vec::with_capacity(16);
+    read_up_to(&mut r, 4, &mut bytes, path, kind)?;
+    let Ok(head) = <[u8; 4]>::try_from(bytes.as_slice()) else {
         bail!(
             "{name}: truncated at byte offset {}{at}: an IDX file starts with a 4-byte magic number",
             bytes.len()
         );
     };
-    let found = u32::from_be_bytes(head.try_into().expect("4 bytes"));
+    let found = u32::from_be_bytes(head);
     if found != magic {
         bail!(
             "{name}: byte offset 0{at}: magic number {found} (0x{found:08x}) is not that of an \
@@ -79,6 +78,7 @@ fn parse<'a>(
     }
     let ndims = (magic & 0xff) as usize;
     let header = 4 + 4 * ndims;
+    read_up_to(&mut r, 4 * ndims as u64, &mut bytes, path, kind)?;
     if bytes.len() < header {
         bail!(
             "{name}: truncated at byte offset {}{at}: the header needs {header} bytes \
@@ -90,34 +90,86 @@ fn parse<'a>(
         .chunks_exact(4)
         .map(|c| u32::from_be_bytes(c.try_into().expect("4 bytes")) as usize)
         .collect();
-    // u32 dimensions multiply within u64, hence within usize on 64-bit targets.
-    let need = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
-    let Some(need) = need else {
+    if let Some(k) = dims.iter().position(|&d| d == 0) {
+        bail!(
+            "{name}: byte offset {}{at}: {} is 0; expected at least 1",
+            4 + 4 * k,
+            dim_words(what, k)
+        );
+    }
+    // Data bytes and file size the header declares, in checked arithmetic: it is untrusted.
+    let sizes = dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .and_then(|need| Some((need, need.checked_add(header)? as u64)));
+    let Some((need, want)) = sizes else {
         bail!("{name}: dimensions {dims:?} are too large");
     };
-    let have = bytes.len() - header;
-    if have < need {
-        bail!(
-            "{name}: truncated at byte offset {}{at}: the header declares {} {what}s {}, which \
-             need {need} data bytes after the {header}-byte header, but only {have} follow",
-            bytes.len(),
+    let truncated = |end: u64| {
+        anyhow::anyhow!(
+            "{name}: truncated at byte offset {end}{at}: the header declares {} {what}s{}, \
+             which need {need} data bytes after the {header}-byte header, but only {} follow",
             dims[0],
-            shape_words(&dims)
-        );
+            shape_words(&dims),
+            end - header as u64
+        )
+    };
+    let trailing = |extra: String| {
+        anyhow::anyhow!(
+            "{name}: {extra} unexpected bytes after the last {what}, from byte offset {want}{at}"
+        )
+    };
+    if kind == Compression::None {
+        // The header's claim against the file's length, before reading or allocating.
+        let len = std::fs::metadata(path)
+            .with_context(|| format!("cannot read {name}"))?
+            .len();
+        if len < want {
+            return Err(truncated(len));
+        }
+        if len > want {
+            return Err(trailing((len - want).to_string()));
+        }
+        bytes.reserve_exact(need);
     }
-    if have > need {
-        bail!(
-            "{name}: {} unexpected bytes after the last {what}, from byte offset {}{at}",
-            have - need,
-            header + need
-        );
+    // One byte more than declared tells a longer stream; growth follows the real data.
+    read_up_to(
+        &mut r,
+        (need as u64).saturating_add(1),
+        &mut bytes,
+        path,
+        kind,
+    )?;
+    let got = bytes.len() as u64;
+    if got < want {
+        return Err(truncated(got));
     }
-    Ok((dims, &bytes[header..]))
+    if got > want {
+        // Count what follows, within reason: a decompression bomb is not worth expanding.
+        const CAP: u64 = 1 << 20;
+        let more = std::io::copy(&mut (&mut r).take(CAP), &mut std::io::sink()).unwrap_or(0);
+        return Err(trailing(if more < CAP {
+            (more + 1).to_string()
+        } else {
+            format!("more than {CAP}")
+        }));
+    }
+    bytes.drain(..header);
+    Ok((dims, bytes))
+}
+
+fn dim_words(what: &str, k: usize) -> &'static str {
+    match (what, k) {
+        ("image", 1) => "the number of pixel rows",
+        ("image", 2) => "the number of pixel columns",
+        ("image", _) => "the number of images",
+        _ => "the number of labels",
+    }
 }
 
 fn shape_words(dims: &[usize]) -> String {
     match dims {
-        [_, r, c] => format!("of {r}×{c} pixels"),
+        [_, r, c] => format!(" of {r}×{c} pixels"),
         _ => String::new(),
     }
 }

@@ -9,8 +9,14 @@
 use super::open::{open_text, Compression};
 use super::{Csr, LabeledSparse};
 use anyhow::{bail, Result};
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
+
+/// Feature indices are stored 0-based as u32.
+const MAX_FEATURES: u64 = 1 << 32;
+
+/// Longest line read: a file without newlines must not be read whole into one buffer.
+const MAX_LINE: u64 = 1 << 30;
 
 /// Read a LIBSVM file. `n_features`: the declared feature count (indices above it are an
 /// error); None takes the largest index found.
@@ -33,7 +39,10 @@ pub fn read_libsvm(path: &Path, n_features: Option<usize>) -> Result<LabeledSpar
     let mut line = Vec::with_capacity(1 << 12);
     loop {
         line.clear();
-        let n = match reader.read_until(b'\n', &mut line) {
+        let n = match (&mut reader)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+        {
             Ok(n) => n,
             Err(e) => bail!(
                 "{}: cannot read past byte offset {}{}: {e}",
@@ -46,6 +55,9 @@ pub fn read_libsvm(path: &Path, n_features: Option<usize>) -> Result<LabeledSpar
             break;
         }
         p.line_no += 1;
+        if n as u64 > MAX_LINE {
+            bail!(p.err(0, format!("line longer than {MAX_LINE} bytes")));
+        }
         p.line(&line)?;
         p.line_start += n as u64;
     }
@@ -109,14 +121,14 @@ impl Parser<'_> {
             if idx == 0 {
                 bail!(self.err(col, "feature index 0: LIBSVM indices start at 1"));
             }
-            if let Some(n) = self.declared {
+            if let Some(n) = self.declared.filter(|&n| n as u64 <= MAX_FEATURES) {
                 if idx > n as u64 {
                     bail!(self.err(
                         col,
                         format!("feature index {idx} is out of range 1..={n} (the declared feature count)")
                     ));
                 }
-            } else if idx > u64::from(u32::MAX) {
+            } else if idx > MAX_FEATURES {
                 bail!(self.err(col, format!("feature index {idx} is too large")));
             }
             let val = std::str::from_utf8(val_s)
@@ -134,16 +146,30 @@ impl Parser<'_> {
             }
             prev = idx;
             self.max_index = self.max_index.max(idx);
-            if val != 0.0 {
-                self.indices.push((idx - 1) as u32);
-                self.values.push(val);
-            }
+            // Zeros are kept until the row is checked: `3:0 3:1` is a duplicate too.
+            self.indices.push((idx - 1) as u32);
+            self.values.push(val);
         }
         if !sorted {
             self.sort_row(row_start)?;
         }
+        self.drop_zeros(row_start);
         self.indptr.push(self.indices.len());
         Ok(())
+    }
+
+    /// Explicit zeros are not stored.
+    fn drop_zeros(&mut self, start: usize) {
+        let mut k = start;
+        for j in start..self.values.len() {
+            if self.values[j] != 0.0 {
+                self.indices[k] = self.indices[j];
+                self.values[k] = self.values[j];
+                k += 1;
+            }
+        }
+        self.indices.truncate(k);
+        self.values.truncate(k);
     }
 
     /// Files written by other tools may list a sample's features out of order.
@@ -195,6 +221,25 @@ impl Parser<'_> {
 
     fn finish(mut self) -> Result<LabeledSparse> {
         let name = self.path.display();
+        if self.labels.is_empty() {
+            bail!(
+                "{name}: line {}: end of file without a sample{}: expected lines of \
+                 `label index:value …`",
+                self.line_no + 1,
+                if self.line_no == 0 {
+                    " (the file is empty)"
+                } else {
+                    " (only blank or comment lines)"
+                }
+            );
+        }
+        if self.declared.is_none() && self.max_index == 0 {
+            bail!(
+                "{name}: no feature index on any of its {} lines: the number of features is \
+                 unknown",
+                self.line_no
+            );
+        }
         if let (Some(minus), Some((line, v))) = (self.first_minus_one, self.first_other) {
             bail!(
                 "{name}: labels mix -1 (first on line {minus}) with {v} (line {line}): only \

@@ -62,9 +62,29 @@ pub fn open_text(path: &Path) -> Result<(Box<dyn BufRead>, Compression)> {
 pub fn read_bytes(path: &Path) -> Result<(Vec<u8>, Compression)> {
     let (mut r, kind) = open_text(path)?;
     let mut out = Vec::new();
-    if let Err(e) = r.read_to_end(&mut out) {
+    read_up_to(&mut r, u64::MAX, &mut out, path, kind)?;
+    Ok((out, kind))
+}
+
+/// Append up to `limit` more decoded bytes of `path` to `out`, which holds everything decoded
+/// before them (so that its length is the byte offset of a failure); fewer only at the end of
+/// the data. Readers use this to never read (or decompress) far past what a header declares.
+pub(crate) fn read_up_to(
+    r: &mut dyn BufRead,
+    limit: u64,
+    out: &mut Vec<u8>,
+    path: &Path,
+    kind: Compression,
+) -> Result<()> {
+    if let Err(e) = (&mut *r).take(limit).read_to_end(out) {
         let what = match kind {
-            Compression::None => return Err(e).context(format!("cannot read {}", path.display())),
+            Compression::None => {
+                return Err(e).context(format!(
+                    "{}: cannot read past byte offset {}",
+                    path.display(),
+                    out.len()
+                ))
+            }
             Compression::Gzip => "gzip",
             Compression::Bzip2 => "bzip2",
         };
@@ -74,5 +94,5 @@ pub fn read_bytes(path: &Path) -> Result<(Vec<u8>, Compression)> {
             out.len()
         );
     }
-    Ok((out, kind))
+    Ok(())
 }

@@ -118,15 +118,6 @@ fn manifest_case(name: &str, text: String, expect: &[&str]) -> Case {
     }
 }
 
-fn cli_case(name: &str, args: &[&str], expect: &[&str]) -> Case {
-    Case {
-        name: name.into(),
-        manifest: Some(BASE.into()),
-        args: args.iter().map(|s| s.to_string()).collect(),
-        expect: expect.iter().map(|s| s.to_string()).collect(),
-    }
-}
-
 fn corpus() -> Vec<Case> {
     let mut cases = Vec::new();
     // Values of the sizes that are wrong in kind or in range; each must name its key.
@@ -786,4 +777,25 @@ fn an_edited_stored_run_is_run_again() {
     let out = dpca(d, &args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && !err.contains("checksum"), "{err}");
+}
+
+#[test]
+fn every_committed_results_folder_is_complete() {
+    // results/ never mixes formats: every folder lists its report set in run.json, unchanged.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let folders: Vec<PathBuf> = files_under(&root.join("results"))
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n == "run.json"))
+        .map(|f| root.join("results").join(f.parent().unwrap()))
+        .collect();
+    assert!(!folders.is_empty());
+    let args: Vec<&str> = std::iter::once("check")
+        .chain(folders.iter().map(|f| f.to_str().unwrap()))
+        .collect();
+    let out = dpca(root, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

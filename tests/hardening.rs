@@ -357,6 +357,12 @@ fn corpus() -> Vec<Case> {
             &["base.toml", key],
         ));
     }
+    // Data that no machine here holds (16 TB): refused before anything is generated.
+    cases.push(manifest_case(
+        "8 TB of data",
+        edit("n = 20\n", "n = 1000000\n").replacen("m = 300\n", "m = 1000000\n", 1),
+        &["base.toml", "data.n", "GiB", "--no-memory-check"],
+    ));
     // Files that are not manifests.
     cases.push(manifest_case("empty file", String::new(), &["base.toml"]));
     cases.push(manifest_case(

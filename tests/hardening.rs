@@ -555,6 +555,18 @@ fn a_fifo_is_refused_without_blocking() {
     );
 }
 
+/// Write the base manifest and run it at the quick profile into `res`.
+fn run_base(d: &Path) {
+    write_base(d);
+    let args = run_args();
+    let out = dpca(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn write_base(d: &Path) {
     std::fs::create_dir_all(d.join("m")).unwrap();
     std::fs::write(d.join("m/base.toml"), BASE).unwrap();
@@ -627,13 +639,7 @@ fn two_runs_on_one_folder_do_not_corrupt_each_other() {
 fn concurrent_renders_all_succeed() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_base(d);
-    assert!(dpca(
-        d,
-        &run_args().iter().map(String::as_str).collect::<Vec<_>>()
-    )
-    .status
-    .success());
+    run_base(d);
     let children: Vec<_> = (0..12)
         .map(|_| {
             Command::new(env!("CARGO_BIN_EXE_dpca"))
@@ -661,13 +667,7 @@ fn concurrent_renders_all_succeed() {
 fn a_report_killed_mid_write_is_detected_and_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_base(d);
-    assert!(dpca(
-        d,
-        &run_args().iter().map(String::as_str).collect::<Vec<_>>()
-    )
-    .status
-    .success());
+    run_base(d);
     let folder = "res/faps/base/quick";
     // Kill at moments spread over one render's duration (process start included).
     let t0 = std::time::Instant::now();
@@ -716,13 +716,7 @@ fn a_report_killed_mid_write_is_detected_and_repaired() {
 fn a_report_write_that_fails_midway_leaves_a_set_check_rejects() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_base(d);
-    assert!(dpca(
-        d,
-        &run_args().iter().map(String::as_str).collect::<Vec<_>>()
-    )
-    .status
-    .success());
+    run_base(d);
     let folder = d.join("res/faps/base/quick");
     assert!(dpca(d, &["check", "res/faps/base/quick"]).status.success());
     // report.md cannot be replaced (a folder now stands in its way): the render fails after the
@@ -757,10 +751,9 @@ fn a_report_write_that_fails_midway_leaves_a_set_check_rejects() {
 fn an_edited_stored_run_is_run_again() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_base(d);
+    run_base(d);
     let args = run_args();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert!(dpca(d, &args).status.success());
     let runs = d.join("res/faps/base/quick/runs");
     let stored = files_under(&runs)
         .into_iter()

@@ -698,7 +698,7 @@ fn a_report_killed_mid_write_is_detected_and_repaired() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(err.contains("incomplete"), "{err}");
         }
-        // Every visible file is whole: its name never ends in .tmp, and CSVs parse.
+        // Only hidden temporary files may be left behind; every visible name is a finished file.
         for f in files_under(&d.join(folder)) {
             let s = f.to_string_lossy();
             assert!(!s.ends_with(".tmp") || s.starts_with('.'), "{s}");

@@ -250,6 +250,8 @@ fn run_store_keeps_entries_of_one_method_apart() {
         spectra: Default::default(),
         threads: 1,
         peak_rss_mib: None,
+        chosen: Default::default(),
+        error: None,
     };
     let (plain, sign) = (key("LocalPower", "aa"), key("LocalPower sign", "bb"));
     store.save(&record(plain.clone(), 279)).unwrap();
@@ -304,4 +306,114 @@ fn sweep_paper_numbers_sit_beside_averages_or_their_point() {
         .find(|l| l.starts_with("| SSI |"))
         .expect("averages row for SSI");
     assert!(avg.contains("1.25e-7"), "{avg}");
+}
+
+/// CEDRE's searched η, RGD's η and DSI's shift land in run.json and report.md, and a re-render
+/// from the CSVs and run.json keeps them; with repeats the report shows one mean row per
+/// configuration.
+#[test]
+fn values_a_method_chose_are_recorded_and_survive_a_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = r#"
+id = "chosen"
+paper = "cedre"
+paper_file = "001_2ae475dc7acdb24e.txt"
+title = "chosen values"
+reproduces = "nothing"
+seed = 9
+repeats = 2
+
+[data]
+generator = "eigengap"
+n = 40
+m = 2000
+delta = 0.1
+
+[partition]
+scheme = "even"
+clients = 4
+
+[problem]
+kind = "eigvec"
+p = 1
+
+[stop]
+max_rounds = 10
+
+[[methods]]
+name = "cedre"
+label = "CEDRE"
+
+[[methods]]
+name = "cedre"
+label = "CEDRE fixed"
+params = { eta = 0.01 }
+
+[[methods]]
+name = "rgd"
+label = "RGD"
+
+[[methods]]
+name = "dsi"
+label = "DSI"
+
+[profiles.quick]
+"#;
+    std::fs::write(dir.path().join("chosen.toml"), manifest).unwrap();
+    let out = run_quick(dir.path(), "chosen.toml", "1", "res");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exp = dir.path().join("res/cedre/chosen/quick");
+    let check = |when: &str| {
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(exp.join("run.json")).unwrap()).unwrap();
+        let runs = json["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 8, "{when}");
+        for r in runs {
+            let chosen = &r["chosen"];
+            match r["label"].as_str().unwrap() {
+                // The search picks one of the default grid's values (units of 1/λ̂, λ̂ = 1).
+                "CEDRE" => {
+                    let eta = chosen["eta"].as_f64().unwrap();
+                    assert!(
+                        [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5].contains(&eta),
+                        "{when}: {eta}"
+                    );
+                }
+                // A fixed η is a parameter, not a choice.
+                "CEDRE fixed" => assert!(chosen.is_null(), "{when}: {chosen}"),
+                "RGD" => assert!(chosen["eta"].as_f64().unwrap() > 0.0, "{when}"),
+                "DSI" => {
+                    let (m, s) = (chosen["margin"].as_f64(), chosen["shift"].as_f64());
+                    assert!(
+                        m.unwrap() > 0.0 && s.unwrap() > m.unwrap(),
+                        "{when}: {chosen}"
+                    );
+                }
+                other => panic!("{when}: unexpected label {other}"),
+            }
+        }
+        let report = std::fs::read_to_string(exp.join("report.md")).unwrap();
+        assert!(report.contains("### Chosen while running"), "{when}");
+        assert!(report.contains("CEDRE (mean of 2)"), "{when}:\n{report}");
+        assert!(
+            report.contains("shift: mean") || report.contains("shift = "),
+            "{when}"
+        );
+    };
+    check("after the run");
+    let render = Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args(["render", exp.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        render.status.success(),
+        "{}",
+        String::from_utf8_lossy(&render.stderr)
+    );
+    check("after a render");
 }

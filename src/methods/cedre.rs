@@ -338,6 +338,14 @@ impl Master {
 }
 
 impl Server for Master {
+    /// η, when the search chose it (a fixed η is already in the run's parameters).
+    fn chosen(&self) -> Vec<(&'static str, f64)> {
+        match (self.p.eta, self.eta) {
+            (None, Some(e)) => vec![("eta", e)],
+            _ => Vec::new(),
+        }
+    }
+
     fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
         // Exchange A.
         let sent = match &self.candidates {

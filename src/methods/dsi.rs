@@ -299,6 +299,14 @@ fn norm(v: &Array1<f64>) -> f64 {
 }
 
 impl Server for Master {
+    /// The shift margin δ̂ machine 1 sent and the last shift λ = ρ̂ + δ̂.
+    fn chosen(&self) -> Vec<(&'static str, f64)> {
+        match self.margin {
+            Some(m) => vec![("margin", m), ("shift", self.rho_hat + m)],
+            None => Vec::new(),
+        }
+    }
+
     // `!(x > 0.0)` on purpose: NaN takes the safe branch.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {

@@ -51,6 +51,11 @@ pub trait Server: Send {
     fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo>;
     /// The server-held parts of the estimate (e.g. the subspace basis `z`), for the observer.
     fn estimate(&self) -> Message;
+    /// Values the method chose while running that a reader needs to judge the run (a searched
+    /// step size, a shift): recorded with the run and listed in the report.
+    fn chosen(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// What the server starts from: the common start the family defines (public: derived from the

@@ -107,6 +107,11 @@ struct Master {
 }
 
 impl Server for Master {
+    /// η = step / ρ(y₀), set in round 1 from the first Rayleigh quotient.
+    fn chosen(&self) -> Vec<(&'static str, f64)> {
+        self.eta.map(|e| vec![("eta", e)]).unwrap_or_default()
+    }
+
     fn step(&mut self, net: &mut dyn Network) -> Result<StepInfo> {
         let replies = net.round(&Message::new().with("y", self.y.clone().insert_axis(Axis(1))))?;
         // Ây = Σ_k (n_k/N) A_k y.

@@ -397,7 +397,16 @@ impl SparseInstance {
             Some(mu) => {
                 task.set_message(format!("centralised ManPG reference for {key}, μ = {mu}"));
                 start = start.with_scalar("mu", mu);
-                let t = 1.0 / eig.values[0];
+                // ManPG's step is 1/λ₁(AAᵀ): zero data (or non-finite values) has none.
+                let top = eig.values[0];
+                if !(top.is_finite() && top > 0.0) {
+                    bail!(
+                        "{key}: the data matrix's largest eigenvalue λ₁(AAᵀ) is {top} (the data is \
+                         zero or not finite): sparse PCA with μ has no reference solution; check \
+                         the data file or generator"
+                    );
+                }
+                let t = 1.0 / top;
                 let star = manpg_reference(cache, gram.view(), z0.view(), mu, t)?;
                 Some(MuModel {
                     mu,

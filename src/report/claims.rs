@@ -199,6 +199,8 @@ mod tests {
             spectra: BTreeMap::new(),
             threads: 1,
             peak_rss_mib: None,
+            chosen: Default::default(),
+            error: None,
         }
     }
 

@@ -161,8 +161,20 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         "|---|---|---:|---:|---:|{}---:|---:|---|",
         "---:|---:|---:|".repeat(metrics.len())
     );
-    for r in &out.records {
-        row(&mut s, exp, &metrics, r);
+    for group in repeat_groups(&out.records) {
+        match group.as_slice() {
+            [r] => row(&mut s, exp, &metrics, r),
+            runs => mean_row(&mut s, exp, &metrics, runs),
+        }
+    }
+    if exp.repeats > 1 {
+        let _ = writeln!(
+            s,
+            "\nEach row is the mean over the {} repeats (data sets and seeds) of one \
+             configuration; rounds show the range in brackets, stop the count of each reason. \
+             Every repeat is a row of `summary.csv`.",
+            exp.repeats
+        );
     }
     for m in &out.planned {
         let paper = paper_average(exp, &m.name, &m.label);
@@ -206,6 +218,8 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         );
     }
 
+    failures(&mut s, out);
+    chosen(&mut s, out);
     if exp.points.len() > 1 {
         averages(&mut s, exp, out);
     }
@@ -301,6 +315,154 @@ fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) 
         r.stop_reason,
     );
     let _ = writeln!(s, "{line}");
+}
+
+/// Runs of one configuration (point, label, params) — its repeats — in first-seen order.
+fn repeat_groups(records: &[RunRecord]) -> Vec<Vec<&RunRecord>> {
+    let mut groups: Vec<Vec<&RunRecord>> = Vec::new();
+    for r in records {
+        let same = |g: &Vec<&RunRecord>| {
+            let k = &g[0].key;
+            (&k.point, &k.label, &k.params) == (&r.key.point, &r.key.label, &r.key.params)
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    groups
+}
+
+/// One row for the repeats of a configuration: mean rounds (min–max), mean metrics and time,
+/// stop reasons counted ("3× max_rounds, 2× kkt_target").
+fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&RunRecord]) {
+    let r0 = runs[0];
+    let p = paper_for(exp, &r0.key);
+    let paper_rounds = p.and_then(|p| p.rounds);
+    let rounds = mean(runs.iter().map(|r| r.rounds as f64));
+    let (lo, hi) = runs.iter().fold((u64::MAX, 0), |(lo, hi), r| {
+        (lo.min(r.rounds), hi.max(r.rounds))
+    });
+    let mut line = format!(
+        "| {} | {} (mean of {}) | {} | {rounds:.1} ({lo}–{hi}) | {} |",
+        r0.key.point,
+        describe(&r0.key),
+        runs.len(),
+        paper_rounds.map_or("—".into(), |v| v.to_string()),
+        ratio(rounds, paper_rounds.map(|v| v as f64)),
+    );
+    for m in metrics {
+        let ours = mean(
+            runs.iter()
+                .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
+        );
+        line += &beside(ours, p.and_then(|p| p.metric(m.name)));
+    }
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    for r in runs {
+        match reasons.iter_mut().find(|(k, _)| *k == r.stop_reason) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((&r.stop_reason, 1)),
+        }
+    }
+    line += &format!(
+        " {} | {:.2} | {} |",
+        p.and_then(|p| p.time_s)
+            .map_or("—".into(), |t| format!("{t:.2}")),
+        mean(runs.iter().map(|r| r.last().time_s)),
+        reasons
+            .iter()
+            .map(|(k, n)| format!("{n}× {k}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    let _ = writeln!(s, "{line}");
+}
+
+/// Runs that stopped on an error or panic of their method, with its message.
+fn failures(s: &mut String, out: &Outcome) {
+    let failed: Vec<&RunRecord> = out.records.iter().filter(|r| r.error.is_some()).collect();
+    if failed.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n**{} run(s) failed**: the method stopped with an error; its rounds and metrics above \
+         are those before the failure.\n",
+        failed.len()
+    );
+    for r in failed {
+        let _ = writeln!(
+            s,
+            "- {} {} (seed {}), after {} rounds: {}",
+            r.key.point,
+            describe(&r.key),
+            r.key.seed,
+            r.rounds,
+            r.error.as_deref().unwrap_or_default()
+        );
+    }
+}
+
+/// Values methods chose while running (a searched step size, a shift), per configuration:
+/// each value with the number of repeats that chose it, or their mean and range when they
+/// differ more than three ways.
+fn chosen(s: &mut String, out: &Outcome) {
+    let groups: Vec<Vec<&RunRecord>> = repeat_groups(&out.records)
+        .into_iter()
+        .filter(|g| g.iter().any(|r| !r.chosen.is_empty()))
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    let num = |v: f64| {
+        if (1e-3..1e4).contains(&v.abs()) {
+            trim_zeros(&format!("{v:.6}")).to_string()
+        } else {
+            format!("{v:.4e}")
+        }
+    };
+    let _ = writeln!(s, "\n### Chosen while running\n");
+    for g in groups {
+        let mut keys: Vec<&String> = g.iter().flat_map(|r| r.chosen.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let values = keys
+            .iter()
+            .map(|k| {
+                let vs: Vec<f64> = g.iter().filter_map(|r| r.chosen.get(*k).copied()).collect();
+                let mut distinct: Vec<(f64, usize)> = Vec::new();
+                for &v in &vs {
+                    match distinct.iter_mut().find(|(d, _)| *d == v) {
+                        Some((_, n)) => *n += 1,
+                        None => distinct.push((v, 1)),
+                    }
+                }
+                if g.len() == 1 {
+                    format!("{k} = {}", num(vs[0]))
+                } else if distinct.len() <= 3 {
+                    let each: Vec<String> = distinct
+                        .iter()
+                        .map(|(v, n)| format!("{} (×{n})", num(*v)))
+                        .collect();
+                    format!("{k} = {}", each.join(", "))
+                } else {
+                    let lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let m = mean(vs.iter().copied());
+                    format!(
+                        "{k}: mean {} ({}–{}) over {} runs",
+                        num(m),
+                        num(lo),
+                        num(hi),
+                        vs.len()
+                    )
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let _ = writeln!(s, "- {} {}: {values}", g[0].key.point, describe(&g[0].key));
+    }
 }
 
 /// The metric whose linear rate the communication table fits: the family's first

@@ -50,13 +50,23 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
             "reference": crate::problem::reference_note(p),
         })).collect::<Vec<_>>(),
         "stop": exp.stop,
-        "runs": out.records.iter().map(|r| json!({
-            "run_id": r.key.run_id(), "params_resolved": r.resolved, "peak_rss_mib": r.peak_rss_mib,
-            "point": r.key.point, "method": r.key.method, "label": r.key.label, "params": r.key.params,
-            "seed": r.key.seed, "rounds": r.rounds, "converged": r.converged, "stop_reason": r.stop_reason,
-            "time_s": r.last().time_s, "threads": r.threads,
-            "bytes_up_per_client": r.bytes_up_per_client,
-        })).collect::<Vec<_>>(),
+        "runs": out.records.iter().map(|r| {
+            let mut run = json!({
+                "run_id": r.key.run_id(), "params_resolved": r.resolved, "peak_rss_mib": r.peak_rss_mib,
+                "point": r.key.point, "method": r.key.method, "label": r.key.label, "params": r.key.params,
+                "seed": r.key.seed, "rounds": r.rounds, "converged": r.converged, "stop_reason": r.stop_reason,
+                "time_s": r.last().time_s, "threads": r.threads,
+                "bytes_up_per_client": r.bytes_up_per_client,
+            });
+            // Only where present, so runs without them keep their earlier form.
+            if !r.chosen.is_empty() {
+                run["chosen"] = json!(r.chosen);
+            }
+            if let Some(e) = &r.error {
+                run["error"] = json!(e);
+            }
+            run
+        }).collect::<Vec<_>>(),
         "family": exp.kind,
         "methods": exp.methods.iter().map(|m| json!({
             "name": m.name, "label": m.label, "variant": m.variant, "params_resolved": m.resolved,

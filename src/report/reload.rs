@@ -167,6 +167,8 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
             peak_rss_mib: of("peak_rss_mib")
                 .as_f64()
                 .or_else(|| run_json["peak_rss_mib"].as_f64()),
+            chosen: serde_json::from_value(of("chosen")).unwrap_or_default(),
+            error: of("error").as_str().map(str::to_string),
         });
     }
     let at = |k: &str| run_json[k].as_u64().unwrap_or(0);

@@ -392,7 +392,12 @@ pub fn run_one(
     let registry::Running {
         mut server,
         mut net,
-    } = registry::Running::new(entry, &m.resolved, start, blocks, inst.dim())?;
+    } = match registry::Running::new(entry, &m.resolved, start, blocks, inst.dim()) {
+        Ok(running) => running,
+        // A method that cannot start on this data (DSI on a machine whose top eigenvalue is
+        // repeated) is a failed run, not a failed experiment.
+        Err(e) => return Ok(unstarted(exp, key, m, opts, progress, format!("{e:#}"))),
+    };
     if let Some(c) = attacked {
         net.record_transcript(vec![c]);
     }
@@ -404,10 +409,24 @@ pub fn run_one(
     };
     let m0 = observe(&net, server.as_ref())?;
     let mut trace = vec![row(exp, 0.0, seconds, &net, &m0)];
+    let mut error = None;
     let reason = loop {
         let t = Instant::now();
-        let info: StepInfo = server.step(&mut net)?;
+        // A method that errs or panics mid-run (a singular factorisation on degenerate data)
+        // ends this run as "failed" with its message; the experiment's other runs go on.
+        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.step(&mut net)));
         seconds += t.elapsed().as_secs_f64();
+        let info: StepInfo = match step {
+            Ok(Ok(info)) => info,
+            Ok(Err(e)) => {
+                error = Some(format!("{e:#}"));
+                break StopReason::Failed;
+            }
+            Err(panic) => {
+                error = Some(format!("panicked: {}", panic_message(panic.as_ref())));
+                break StopReason::Failed;
+            }
+        };
         // Observer: everything below is outside the timed section.
         let metrics = observe(&net, server.as_ref())?;
         let inner = net.inner_iters();
@@ -421,6 +440,15 @@ pub fn run_one(
         }
     };
     bar.finish_and_clear();
+    if let Some(e) = &error {
+        progress.log(format!(
+            "warning: {} {}: {} failed after {} rounds: {e}",
+            exp.id,
+            point.label,
+            describe(&key),
+            net.counters().rounds
+        ));
+    }
     // The attack reads the transcript after the run: untimed, like every metric.
     if let (Some(a), Some(c), Some(a1), Some(t)) =
         (attack, attacked, attacked_block, net.transcript())
@@ -434,8 +462,17 @@ pub fn run_one(
             }
         }
     }
-    let spectra = inst
-        .spectra(&server.estimate(), &net.reveal())?
+    // A failed method's estimate may be half-updated: no spectra of it.
+    let spectra = if error.is_some() {
+        BTreeMap::new()
+    } else {
+        inst.spectra(&server.estimate(), &net.reveal())?
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    };
+    let chosen = server
+        .chosen()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
@@ -451,7 +488,64 @@ pub fn run_one(
         resolved: m.resolved.clone(),
         threads: opts.threads,
         peak_rss_mib: crate::util::peak_rss_mib(),
+        chosen,
+        error,
     })
+}
+
+/// The record of a run whose method could not start: round 0 only, metrics NaN.
+fn unstarted(
+    exp: &Experiment,
+    key: RunKey,
+    m: &MethodSpec,
+    opts: &Options,
+    progress: &Progress,
+    error: String,
+) -> RunRecord {
+    progress.log(format!(
+        "warning: {} {}: {} could not start: {error}",
+        exp.id,
+        key.point,
+        describe(&key)
+    ));
+    let metrics = exp
+        .kind
+        .metrics()
+        .iter()
+        .map(|d| (d.name.to_string(), f64::NAN))
+        .collect();
+    RunRecord {
+        key,
+        rounds: 0,
+        converged: false,
+        stop_reason: StopReason::Failed.as_str(),
+        trace: vec![TraceRow {
+            round: 0,
+            inner_iters: 0.0,
+            time_s: 0.0,
+            bytes_up: 0,
+            bytes_down: 0,
+            vectors: 0.0,
+            metrics,
+            leak_err: None,
+        }],
+        bytes_up_per_client: Vec::new(),
+        resolved: m.resolved.clone(),
+        spectra: BTreeMap::new(),
+        threads: opts.threads,
+        peak_rss_mib: crate::util::peak_rss_mib(),
+        chosen: BTreeMap::new(),
+        error: Some(format!("could not start: {error}")),
+    }
+}
+
+/// The text of a panic's payload (a `&str` or a `String`; anything else is named as such).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-text panic payload".into())
 }
 
 fn row(exp: &Experiment, inner: f64, seconds: f64, net: &LocalNetwork, values: &[f64]) -> TraceRow {
@@ -472,5 +566,24 @@ fn row(exp: &Experiment, inner: f64, seconds: f64, net: &LocalNetwork, values: &
         vectors: c.vectors(),
         metrics,
         leak_err: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+
+    #[test]
+    fn a_panic_message_is_read_from_str_and_string_payloads() {
+        let of = |f: fn()| {
+            let p = std::panic::catch_unwind(f).unwrap_err();
+            panic_message(p.as_ref())
+        };
+        assert_eq!(of(|| panic!("singular")), "singular");
+        assert_eq!(of(|| panic!("{} of {}", 1, 2)), "1 of 2");
+        assert_eq!(
+            of(|| std::panic::panic_any(7u8)),
+            "a non-text panic payload"
+        );
     }
 }

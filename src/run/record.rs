@@ -180,6 +180,12 @@ pub struct RunRecord {
     /// Absent in runs stored before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_mib: Option<f64>,
+    /// Values the method chose while running (e.g. CEDRE's searched step size η), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub chosen: BTreeMap<String, f64>,
+    /// Why a "failed" run stopped: the method's error or panic message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl RunRecord {
@@ -305,6 +311,8 @@ mod tests {
             spectra: BTreeMap::from([("s".to_string(), vec![1.0, f64::NAN])]),
             threads: 1,
             peak_rss_mib: None,
+            chosen: BTreeMap::from([("eta".to_string(), 0.01)]),
+            error: Some("failed: singular".into()),
         };
         store.save(&rec).unwrap();
         let back = store.load(&rec.key).expect("stored run loads");

@@ -19,6 +19,9 @@ pub enum StopReason {
     TimeBudget,
     /// A metric or the objective is not finite: the run diverged.
     Diverged,
+    /// The method returned an error or panicked mid-run (e.g. a factorisation of a singular
+    /// matrix): the run ends there, its trace kept, the message in the record's `error`.
+    Failed,
 }
 
 impl StopReason {
@@ -31,6 +34,7 @@ impl StopReason {
             Self::MaxRounds => "max_rounds".into(),
             Self::TimeBudget => "time_budget".into(),
             Self::Diverged => "diverged".into(),
+            Self::Failed => "failed".into(),
         }
     }
     /// Did the run meet its accuracy criterion (rather than run out of rounds or time)?

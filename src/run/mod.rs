@@ -340,14 +340,21 @@ pub fn describe(key: &RunKey) -> String {
     crate::manifest::label_with_variant(&key.label, &key.params)
 }
 
-/// The first two lower-is-better metrics of the family, for log lines: "kkt 1.2e-7, sv_err 3e-9".
+/// Two metrics for log lines: the stop rule's target metric first, then the family's first
+/// lower-is-better ones: "stationarity 4.9e-5, recon 6.2e0".
 fn headline(exp: &Experiment, row: &TraceRow) -> String {
-    exp.kind
+    let target = exp.stop.target.as_ref().map(|t| t.metric.as_str());
+    let rest = exp
+        .kind
         .metrics()
         .iter()
-        .filter(|m| m.lower_is_better)
+        .filter(|m| m.lower_is_better && Some(m.name) != target)
+        .map(|m| m.name);
+    target
+        .into_iter()
+        .chain(rest)
         .take(2)
-        .map(|m| format!("{} {:.2e}", m.name, row.metric(m.name).unwrap_or(f64::NAN)))
+        .map(|m| format!("{m} {:.2e}", row.metric(m).unwrap_or(f64::NAN)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -401,7 +408,20 @@ pub fn run_one(
     if let Some(c) = attacked {
         net.record_transcript(vec![c]);
     }
-    let bar = progress.rounds(exp.stop.max_rounds as u64, &describe(&key));
+    let target = exp.stop.target.as_ref().map(|t| {
+        let lower = exp
+            .kind
+            .metrics()
+            .iter()
+            .find(|d| d.name == t.metric)
+            .is_none_or(|d| d.lower_is_better);
+        (t.metric.clone(), t.value, lower)
+    });
+    let mut bar = progress.run(
+        exp.stop.max_rounds as u64,
+        &format!("{} {}", point.label, describe(&key)),
+        target.as_ref().map(|(_, v, lower)| (*v, *lower)),
+    );
     let mut rule = StopRule::new(&exp.stop, exp.kind).with_applicable(inst.applicable());
     let mut seconds = 0.0;
     let observe = |net: &LocalNetwork, server: &dyn crate::methods::Server| {
@@ -433,13 +453,14 @@ pub fn run_one(
         let mean_inner = inner.iter().map(|&i| i as f64).sum::<f64>() / inner.len().max(1) as f64;
         trace.push(row(exp, mean_inner, seconds, &net, &metrics));
         let round = net.counters().rounds;
-        bar.set_position(round);
-        bar.set_message(headline(exp, trace.last().expect("just pushed")));
+        let last = trace.last().expect("just pushed");
+        let value = target.as_ref().and_then(|(m, ..)| last.metric(m));
+        bar.update(round, &headline(exp, last), value);
         if let Some(r) = rule.check(round as usize, &info, &metrics, seconds) {
             break r;
         }
     };
-    bar.finish_and_clear();
+    bar.finish();
     if let Some(e) = &error {
         progress.log(format!(
             "warning: {} {}: {} failed after {} rounds: {e}",

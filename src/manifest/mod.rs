@@ -23,9 +23,9 @@ use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
 pub use schema::{
-    AttackSpec, ClaimSpec, DataSpec, DataSplit, Generator, Magnitude, Noise, PaperResult,
-    PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, Target,
-    XAxis, LEAK_ERR,
+    AttackSpec, ClaimSpec, DataSpec, DataSplit, FileFormat, FilePaths, Generator, Magnitude, Noise,
+    Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme,
+    Spectrum, StopSpec, Target, XAxis, LEAK_ERR,
 };
 
 /// A manifest loaded with one profile, ready to run.
@@ -282,7 +282,9 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
     let raw: RawManifest = deserialize(base, &loc, "")?;
     validate::check_manifest(&raw, path, &loc)?;
 
-    let points = expand_points(&raw, &loc)?;
+    // A manifest's own data files lie relative to its folder, not to the working directory.
+    let base = path.parent().unwrap_or(Path::new(""));
+    let points = expand_points(&raw, &loc, base)?;
     let mut methods = expand_methods(&raw, &loc)?;
     let kind = validate::check_family(&raw, &points, &mut methods, &loc)?;
     validate::check_paper_points(&raw, &points, profile, &loc)?;
@@ -361,7 +363,11 @@ pub(crate) fn label_names<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
 }
 
 /// One Point per combination of the (merged) sweep; sweep keys sorted, first key outermost.
-fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, ManifestError> {
+fn expand_points(
+    raw: &RawManifest,
+    loc: &Locator,
+    base: &Path,
+) -> Result<Vec<Point>, ManifestError> {
     // The sweepable sections as they stand after the profile overlay.
     let mut section = toml::Table::new();
     for (s, t) in SWEEPABLE
@@ -440,6 +446,8 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         merge::product(&lists)
     };
     let mut points = Vec::new();
+    // Sweep points sharing one file read and hash it once.
+    let mut resolved: Vec<(DataSpec, DataSpec)> = Vec::new();
     for combo in combos {
         let mut table = section.clone();
         for (segs, v) in paths.iter().zip(&combo) {
@@ -457,7 +465,18 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         } else {
             format!(" (sweep point {label})")
         };
+        file_defaults(&mut table, loc, &at)?;
         let mut pt: RawPoint = deserialize(table, loc, &at)?;
+        if pt.data.generator == Generator::File {
+            if let Some((_, done)) = resolved.iter().find(|(raw, _)| *raw == pt.data) {
+                pt.data = done.clone();
+            } else {
+                let raw = pt.data.clone();
+                crate::data::own::resolve(&mut pt.data, base)
+                    .map_err(|k| loc.error(k.key, format!("{}{at}", k.message)))?;
+                resolved.push((raw, pt.data.clone()));
+            }
+        }
         validate::check_point(&pt, loc, &at)?;
         // A robust problem's rank bound defaults to the planted rank.
         if pt.problem.p == 0 {
@@ -472,6 +491,29 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         });
     }
     Ok(points)
+}
+
+/// `source` implies generator = "file", whose n and m may come from the file; every other
+/// generator needs n and m (serde's defaults of 0 would hide a missing one).
+fn file_defaults(sections: &mut toml::Table, loc: &Locator, at: &str) -> Result<(), ManifestError> {
+    let Some(toml::Value::Table(data)) = sections.get_mut("data") else {
+        return Ok(());
+    };
+    if data.contains_key("source") && !data.contains_key("generator") {
+        data.insert("generator".into(), toml::Value::String("file".into()));
+    }
+    if data
+        .get("generator")
+        .and_then(|g| g.as_str())
+        .is_some_and(|g| g != "file")
+    {
+        for key in ["n", "m"] {
+            if !data.contains_key(key) {
+                return Err(loc.error(&format!("data.{key}"), format!("missing field `{key}`{at}")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One MethodSpec per parameter variant; (label, variant) must be unique so reports can tell

@@ -35,6 +35,8 @@ fn beside(ours: f64, theirs: Option<f64>) -> String {
 fn setting(p: &Point) -> String {
     let d = &p.data;
     let source = match (&d.dataset, d.spectrum) {
+        // The manifest's own file, as the manifest names it (relative to its folder).
+        (None, None) if d.source.is_some() => own_file(d),
         (Some(name), _) => {
             format!(
                 "dataset {name} ({} split, first m samples), preprocessing: {}",
@@ -78,6 +80,36 @@ fn setting(p: &Point) -> String {
         "{source}; n = {}, m = {}; {} clients ({}); {} problem, p = {}",
         d.n, d.m, p.partition.clients, p.partition.scheme, p.problem.kind, p.problem.p
     )
+}
+
+/// "file data/x.csv (csv, samples as rows, sha256 0123456789ab), labels …, preprocessing: …".
+fn own_file(d: &crate::manifest::DataSpec) -> String {
+    let short = |h: &Option<String>| {
+        h.as_deref()
+            .map_or("?", |h| &h[..12.min(h.len())])
+            .to_string()
+    };
+    let mut s = format!(
+        "file `{}` ({}, samples as {}, sha256 {})",
+        d.source.as_deref().unwrap_or("?"),
+        d.format.map_or("?", |f| f.as_str()),
+        d.orientation.unwrap_or_default(),
+        short(&d.sha256)
+    );
+    if let Some(l) = &d.labels {
+        s += &format!(", labels `{l}` (sha256 {})", short(&d.labels_sha256));
+    } else if let Some(c) = d.label_column {
+        s += &format!(", labels in column {c}");
+    }
+    s += &format!(
+        ", preprocessing: {}",
+        if d.preprocess.is_empty() {
+            "none".into()
+        } else {
+            format!("{:?}", d.preprocess).to_lowercase()
+        }
+    );
+    s
 }
 
 /// The whole report as Markdown.

@@ -413,3 +413,78 @@ fn npy_headers_are_checked_before_reading() {
     let e = format!("{:#}", npy::read_matrix(&path).unwrap_err());
     assert!(e.contains("'<i8' is not supported"), "{e}");
 }
+
+/// A minimal manifest: id, data, partition, problem and methods only. It runs under its one
+/// profile `default` (never in a folder "paper"), and its report has no paper table.
+#[test]
+fn minimal_manifest_runs_with_defaults_and_a_plain_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    npy_file(&root.join("study/x.npy"), &samples());
+    let text = "id = \"mini\"\n\n[data]\nsource = \"x.npy\"\n\n[partition]\n\
+                scheme = \"iid\"\nclients = 2\n\n[problem]\np = 2\n\n[[methods]]\nname = \"ssi\"\n";
+    write(&root.join("study/mini.toml"), text);
+
+    let exp = dpca_bench::manifest::load(&root.join("study/mini.toml"), "default").unwrap();
+    assert_eq!(
+        (
+            exp.paper.as_str(),
+            exp.title.as_str(),
+            exp.seed,
+            exp.profile.as_str()
+        ),
+        ("study", "mini", 0, "default")
+    );
+    assert!(!exp.has_paper());
+    assert_eq!(exp.stop.max_rounds, 1000);
+
+    let dpca = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dpca"))
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap()
+    };
+    let out = dpca(&[
+        "run",
+        "study/mini.toml",
+        "--results",
+        "results",
+        "--cache",
+        "cache",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folder = root.join("results/study/mini/default");
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(report.contains("## Results\n"), "{report}");
+    for absent in ["Paper beside ours", "Reproduces", "(paper)", "scaled-down"] {
+        assert!(!report.contains(absent), "{absent:?} in: {report}");
+    }
+    assert!(!root.join("results/study/mini/paper").exists());
+    // Re-rendering finds the same profile without being told.
+    let out = dpca(&["render", "results/study/mini/default"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A profile it does not have is an error naming the one it has.
+    let out = dpca(&[
+        "run",
+        "study/mini.toml",
+        "--profile",
+        "paper",
+        "--results",
+        "results",
+    ]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("unknown profile `paper`") && e.contains("`default`"),
+        "{e}"
+    );
+}

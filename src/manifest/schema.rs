@@ -12,12 +12,22 @@ pub use crate::problem::Kind;
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawManifest {
     pub id: String,
-    pub paper: String,
+    // Only id, data, partition, problem and methods are required: a researcher's own
+    // experiment (a "minimal manifest") reproduces no paper. Defaults are filled in by load().
+    /// Default: the manifest's folder name (experiments/<paper>/<id>.toml), else "own".
+    #[serde(default)]
+    pub paper: Option<String>,
+    /// Empty: no paper, and the report is a plain one (no paper numbers beside ours).
+    #[serde(default)]
     pub paper_file: String,
-    pub title: String,
+    /// Default: the id.
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
     pub reproduces: String,
     #[serde(default)]
     pub description: Option<String>,
+    #[serde(default)]
     pub seed: u64,
     #[serde(default = "one")]
     pub repeats: usize,
@@ -26,6 +36,7 @@ pub(crate) struct RawManifest {
     pub data: toml::Table,
     pub partition: toml::Table,
     pub problem: toml::Table,
+    #[serde(default = "default_stop")]
     pub stop: StopSpec,
     pub methods: Vec<RawMethod>,
     #[serde(default)]
@@ -53,6 +64,18 @@ pub(crate) struct RawManifest {
 
 fn one() -> usize {
     1
+}
+
+/// Without [stop]: a method stops when its objective changes by at most 1e-12 relatively
+/// (FAPS (27); methods without an objective ignore it), or after 1000 rounds.
+fn default_stop() -> StopSpec {
+    StopSpec {
+        max_rounds: 1000,
+        objective_tol: Some(1e-12),
+        target: None,
+        own_criterion: false,
+        time_budget_s: None,
+    }
 }
 
 fn yes() -> bool {

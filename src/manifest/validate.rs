@@ -33,7 +33,8 @@ pub(crate) fn plain_name(name: &str) -> std::result::Result<(), String> {
 
 /// Checks on everything outside the sweepable sections.
 pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> Result {
-    for (key, value) in [("paper", &raw.paper), ("id", &raw.id)] {
+    let paper = raw.paper.as_deref().unwrap_or_default();
+    for (key, value) in [("paper", paper), ("id", raw.id.as_str())] {
         if let Err(why) = plain_name(value) {
             return Err(loc.error(key, format!("{key} = {value:?}: {why}")));
         }

@@ -116,17 +116,28 @@ fn own_file(d: &crate::manifest::DataSpec) -> String {
 pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", exp.title);
-    let _ = writeln!(
-        s,
-        "Reproduces **{}** of `{}` (paper key `{}`), profile **{}**. Manifest `{}` (sha256 `{}`).\n",
-        exp.reproduces,
-        exp.paper_file,
-        exp.paper,
-        exp.profile,
-        exp.path.display(),
-        &exp.hash[..12.min(exp.hash.len())]
-    );
-    if exp.profile != "paper" {
+    let plain = !exp.has_paper();
+    if plain {
+        let _ = writeln!(
+            s,
+            "Profile **{}**. Manifest `{}` (sha256 `{}`).\n",
+            exp.profile,
+            exp.path.display(),
+            &exp.hash[..12.min(exp.hash.len())]
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "Reproduces **{}** of `{}` (paper key `{}`), profile **{}**. Manifest `{}` (sha256 `{}`).\n",
+            exp.reproduces,
+            exp.paper_file,
+            exp.paper,
+            exp.profile,
+            exp.path.display(),
+            &exp.hash[..12.min(exp.hash.len())]
+        );
+    }
+    if !plain && exp.profile != "paper" {
         let _ = writeln!(
             s,
             "> This is a scaled-down profile: the paper's numbers are shown for orientation; only the \
@@ -167,6 +178,42 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     );
 
     s += &super::claims::section(exp, &out.records);
+    if plain {
+        results_table(&mut s, exp, out);
+    } else {
+        paper_table(&mut s, exp, out);
+    }
+    centralised_note(&mut s, exp);
+    if exp.points.len() > 1 {
+        averages(&mut s, exp, out, plain);
+    }
+    communication(&mut s, exp, out);
+    if !figures.is_empty() {
+        let _ = writeln!(s, "\n## Figures\n");
+        for f in figures {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let _ = writeln!(s, "![{name}]({name}.png)\n\n[SVG]({name}.svg)\n");
+        }
+    }
+    let _ = writeln!(s, "## Provenance\n");
+    let _ = writeln!(
+        s,
+        "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. Git revision, library versions, \
+         seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
+         per-round history is in `trace.csv`.",
+        blas_backend(),
+        out.threads,
+        out.peak_rss_mib
+            .map_or("not recorded".into(), |m| format!("{m:.0} MiB"))
+    );
+    s
+}
+
+/// The paper's numbers beside ours, one row per run (planned methods keep their row).
+fn paper_table(s: &mut String, exp: &Experiment, out: &Outcome) {
     let _ = writeln!(s, "## Paper beside ours\n");
     let _ = writeln!(
         s,
@@ -194,7 +241,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         "---:|---:|---:|".repeat(metrics.len())
     );
     for r in &out.records {
-        row(&mut s, exp, &metrics, r);
+        row(s, exp, &metrics, r);
     }
     for m in &out.planned {
         let paper = paper_average(exp, &m.name, &m.label);
@@ -216,6 +263,10 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         );
         let _ = writeln!(s, "{line}");
     }
+}
+
+/// Which methods are centralised, and what their rounds and bytes mean.
+fn centralised_note(s: &mut String, exp: &Experiment) {
     let central: Vec<&str> = exp
         .methods
         .iter()
@@ -237,11 +288,10 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
             }
         );
     }
+}
 
-    if exp.points.len() > 1 {
-        averages(&mut s, exp, out);
-    }
-
+/// Rounds, bytes and vectors per run, and the fitted linear rate.
+fn communication(s: &mut String, exp: &Experiment, out: &Outcome) {
     let _ = writeln!(s, "\n## Communication\n");
     // The CEDRE paper counts vectors with one from every machine as 1: shown for its family.
     let comm = exp.kind == crate::problem::Kind::Eigvec;
@@ -282,29 +332,38 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
                 .map_or("—".into(), |q| format!("{q:.4}"))
         );
     }
+}
 
-    if !figures.is_empty() {
-        let _ = writeln!(s, "\n## Figures\n");
-        for f in figures {
-            let name = f
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let _ = writeln!(s, "![{name}]({name}.png)\n\n[SVG]({name}.svg)\n");
-        }
-    }
-    let _ = writeln!(s, "## Provenance\n");
+/// Without a paper: our numbers only, one row per run.
+fn results_table(s: &mut String, exp: &Experiment, out: &Outcome) {
+    let _ = writeln!(s, "## Results\n");
     let _ = writeln!(
         s,
-        "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. Git revision, library versions, \
-         seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
-         per-round history is in `trace.csv`.",
-        blas_backend(),
-        out.threads,
-        out.peak_rss_mib
-            .map_or("not recorded".into(), |m| format!("{m:.0} MiB"))
+        "Rounds = communication rounds. Time is the method alone on this machine (metrics \
+         excluded).\n"
     );
-    s
+    let metrics = reported_metrics(exp);
+    let mut header = "| point | method | rounds |".to_string();
+    for m in &metrics {
+        header += &format!(" {} |", m.short);
+    }
+    let _ = writeln!(s, "{header} time s | stop |");
+    let _ = writeln!(
+        s,
+        "|---|---|---:|{}---:|---|",
+        "---:|".repeat(metrics.len())
+    );
+    for r in &out.records {
+        let l = r.last();
+        let mut line = format!("| {} | {} | {} |", r.key.point, describe(&r.key), r.rounds);
+        for m in &metrics {
+            line += &format!(" {} |", sci(l.metric(m.name)));
+        }
+        let _ = writeln!(s, "{line} {:.2} | {} |", l.time_s, r.stop_reason);
+    }
+    for m in &out.planned {
+        let _ = writeln!(s, "|  | {} | **not implemented yet** |", m.label);
+    }
 }
 
 fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) {
@@ -373,7 +432,7 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// Per method, the averages over the sweep points (the paper's Table 2 reports averages).
-fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
+fn averages(s: &mut String, exp: &Experiment, out: &Outcome, plain: bool) {
     let _ = writeln!(
         s,
         "\n## Averages over the {} sweep points\n",
@@ -382,14 +441,15 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
     let metrics = reported_metrics(exp);
     let mut header = "| method | mean rounds | mean time s |".to_string();
     for m in &metrics {
-        header += &format!(" mean {} (paper) | (ours) | ratio |", m.short);
+        header += &if plain {
+            format!(" mean {} |", m.short)
+        } else {
+            format!(" mean {} (paper) | (ours) | ratio |", m.short)
+        };
     }
     let _ = writeln!(s, "{header}");
-    let _ = writeln!(
-        s,
-        "|---|---:|---:|{}",
-        "---:|---:|---:|".repeat(metrics.len())
-    );
+    let cells = if plain { "---:|" } else { "---:|---:|---:|" };
+    let _ = writeln!(s, "|---|---:|---:|{}", cells.repeat(metrics.len()));
     let mut names: Vec<String> = Vec::new();
     for r in &out.records {
         let d = describe(&r.key);
@@ -414,7 +474,11 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
                 runs.iter()
                     .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
             );
-            line += &beside(ours, p.and_then(|p| p.metric(m.name)));
+            line += &if plain {
+                format!(" {} |", sci(Some(ours)))
+            } else {
+                beside(ours, p.and_then(|p| p.metric(m.name)))
+            };
         }
         let _ = writeln!(s, "{line}");
     }

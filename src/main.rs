@@ -84,9 +84,9 @@ enum Command {
         /// Results folders (results/<paper>/<id>/<profile>) or manifests (with --profile).
         #[arg(required = true)]
         targets: Vec<PathBuf>,
-        /// Profile, when a target is a manifest.
-        #[arg(long, default_value = "paper")]
-        profile: String,
+        /// Profile, when a target is a manifest (default as for `run`).
+        #[arg(long)]
+        profile: Option<String>,
         /// Root folder of the results, when a target is a manifest.
         #[arg(long, default_value = "results")]
         results: PathBuf,
@@ -131,9 +131,10 @@ enum DataAction {
 
 #[derive(Args, Clone)]
 struct Common {
-    /// Profile of the manifest: `paper` (the paper's sizes) or `quick` (scaled down).
-    #[arg(long, default_value = "paper")]
-    profile: String,
+    /// Profile of the manifest: `paper` (the paper's sizes) or `quick` (scaled down). Default:
+    /// `paper`, or `default` for a manifest without [profiles].
+    #[arg(long)]
+    profile: Option<String>,
     /// Run only these methods (name or label; repeatable).
     #[arg(long = "method", value_name = "NAME")]
     methods: Vec<String>,
@@ -203,7 +204,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             let opts = setup(&common)?;
             let progress = Progress::new();
             for path in &manifests {
-                run_manifest(path, &common.profile, &opts, &progress)?;
+                run_manifest(path, &profile_for(path, &common.profile)?, &opts, &progress)?;
             }
             Ok(())
         }
@@ -225,14 +226,18 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             let mut opts = setup(&common)?;
             opts.attack = Some(manifest::AttackSpec { client, max_rounds });
-            attack(&target, &common.profile, target_err, &opts)
+            attack(&target, common.profile.as_deref(), target_err, &opts)
         }
         Command::Reproduce {
             experiments,
             common,
         } => {
             let opts = setup(&common)?;
-            reproduce(&experiments, &common.profile, &opts)
+            reproduce(
+                &experiments,
+                common.profile.as_deref().unwrap_or("paper"),
+                &opts,
+            )
         }
         Command::Data { action, dir } => data(action, &dir),
         Command::Check { dirs } => dirs.iter().try_for_each(|d| {
@@ -249,7 +254,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             results,
         } => targets
             .iter()
-            .try_for_each(|t| render(t, &profile, &results)),
+            .try_for_each(|t| render(t, profile.as_deref(), &results)),
     }
 }
 
@@ -310,13 +315,17 @@ fn list(dir: &Path) -> Result<()> {
             manifest::load(&path, &first).map(|e| (e, profiles))
         }) {
             Ok((e, profiles)) => println!(
-                "{}/{}  [{}]  {}\n    {} — reproduces {}",
+                "{}/{}  [{}]  {}\n    {}{}",
                 e.paper,
                 e.id,
                 profiles.join(", "),
                 path.display(),
                 e.title,
-                e.reproduces
+                if e.reproduces.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — reproduces {}", e.reproduces)
+                }
             ),
             Err(err) => println!("(invalid) {}: {err}", path.display()),
         }
@@ -376,6 +385,14 @@ fn reproduce(dir: &Path, profile: &str, opts: &Options) -> Result<()> {
 }
 
 /// The manifest behind `target`: the file itself, or the one named by a results folder's run.json.
+/// The profile asked for, or the manifest's default one.
+fn profile_for(path: &Path, given: &Option<String>) -> Result<String> {
+    Ok(match given {
+        Some(p) => p.clone(),
+        None => manifest::default_profile(path)?.to_string(),
+    })
+}
+
 fn manifest_of(target: &Path) -> Result<PathBuf> {
     if target.is_dir() {
         let json = target.join("run.json");
@@ -396,7 +413,7 @@ fn manifest_of(target: &Path) -> Result<PathBuf> {
     }
 }
 
-fn render(target: &Path, profile: &str, results: &Path) -> Result<()> {
+fn render(target: &Path, profile: Option<&str>, results: &Path) -> Result<()> {
     let (path, profile) = if target.is_dir() {
         let json = target.join("run.json");
         let v: serde_json::Value = serde_json::from_str(
@@ -410,7 +427,8 @@ fn render(target: &Path, profile: &str, results: &Path) -> Result<()> {
             .to_string();
         (manifest_of(target)?, profile)
     } else {
-        (target.to_path_buf(), profile.to_string())
+        let given = profile.map(str::to_string);
+        (target.to_path_buf(), profile_for(target, &given)?)
     };
     let exp = manifest::load(&path, &profile)?;
     let dir = if target.is_dir() {
@@ -433,9 +451,10 @@ fn render(target: &Path, profile: &str, results: &Path) -> Result<()> {
     Ok(())
 }
 
-fn attack(target: &Path, profile: &str, target_err: f64, opts: &Options) -> Result<()> {
+fn attack(target: &Path, profile: Option<&str>, target_err: f64, opts: &Options) -> Result<()> {
     let path = manifest_of(target)?;
-    let exp = manifest::load(&path, profile)?;
+    let profile = profile_for(&path, &profile.map(str::to_string))?;
+    let exp = manifest::load(&path, &profile)?;
     let _lock = FolderLock::acquire(&run::results_dir(&exp, opts))?;
     let progress = Progress::new();
     let out = run::run_experiment(&exp, opts, &progress)?;

@@ -1,4 +1,4 @@
-//! Deterministic fuzzing of the four loaders (cargo-fuzz needs nightly): start from a valid
+//! Deterministic fuzzing of the five loaders (cargo-fuzz needs nightly): start from a valid
 //! crafted file, apply random mutations with a fixed-seed RNG, load it inside `catch_unwind`
 //! and require no panic, an error that names the file, or a result that is internally sound.
 //!
@@ -9,7 +9,9 @@
 //!     DPCA_FUZZ_CASES=100000000 DPCA_FUZZ_SECONDS=600 \
 //!         cargo test --release --test loader_fuzz -- --nocapture --test-threads 1
 
-use dpca_bench::data::loaders::{cifar, csv, idx, libsvm, Csr, Labeled, LabeledSparse};
+use dpca_bench::data::loaders::{cifar, csv, idx, libsvm, npy, Csr, Labeled, LabeledSparse};
+use ndarray::ShapeBuilder;
+use ndarray_npy::WriteNpyExt;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -700,6 +702,212 @@ fn fuzz_csv() {
         };
         let valid = prepare(rng, path, t.into_bytes(), mutate_text, log) && features > 0;
         judge(path, valid, csv::read_csv(path, &opts), sound_dense)
+    });
+}
+
+// ---- NumPy .npy ---------------------------------------------------------------------------
+
+/// A valid .npy file written by ndarray-npy: a matrix (f64 or f32, C or Fortran order) or a
+/// vector of integer labels; and the values it holds, in row-major order.
+fn npy_file(rng: &mut ChaCha8Rng, labels: bool) -> (Vec<u8>, Vec<f64>) {
+    let mut b = Vec::new();
+    if labels {
+        let v: Vec<i64> = (0..rng.random_range(1..20))
+            .map(|_| rng.random_range(-3..10))
+            .collect();
+        ndarray::Array1::from(v.clone()).write_npy(&mut b).unwrap();
+        return (b, v.iter().map(|&x| x as f64).collect());
+    }
+    let (r, c) = (rng.random_range(1..6), rng.random_range(1..6));
+    let a = ndarray::Array2::from_shape_fn((r, c), |_| {
+        f64::from(rng.random_range(-1000..1000i32)) / 8.0
+    });
+    let a = if rng.random_bool(0.5) {
+        a
+    } else {
+        let mut f = ndarray::Array2::zeros(a.raw_dim().f());
+        f.assign(&a);
+        f
+    };
+    if rng.random_bool(0.5) {
+        a.write_npy(&mut b).unwrap();
+    } else {
+        a.mapv(|v| v as f32).write_npy(&mut b).unwrap();
+    }
+    (b, a.iter().copied().collect())
+}
+
+/// Values a header field is rewritten to: shapes and dtypes that overflow, lie about the
+/// length, or are not numbers; and things that are not a header at all.
+const NPY_SHAPES: &[&str] = &[
+    "()",
+    "(0,)",
+    "(0, 3)",
+    "(3, 0)",
+    "(1,)",
+    "(2, 2)",
+    "(2, 3, 4)",
+    "(4294967296, 4294967296)",
+    "(18446744073709551615, 2)",
+    "(18446744073709551616,)",
+    "(-1, 2)",
+    "(1000000000, 1000000000)",
+    "(2305843009213693952, 1)",
+    "(3, 'a')",
+    "[2, 2]",
+    "(2.0, 2)",
+    "(,)",
+];
+const NPY_DESCRS: &[&str] = &[
+    "'<f8'",
+    "'>f8'",
+    "'<f4'",
+    "'>f4'",
+    "'=f8'",
+    "'|f8'",
+    "'<f2'",
+    "'<f16'",
+    "'<i8'",
+    "'>i4'",
+    "'|u1'",
+    "'|i1'",
+    "'<u8'",
+    "'<c16'",
+    "'|b1'",
+    "'<U8'",
+    "'|S5'",
+    "'|O'",
+    "'<M8[ns]'",
+    "[('a', '<f8')]",
+    "'<f99999999999999999999'",
+    "'f'",
+    "''",
+    "8",
+    "None",
+];
+
+fn mutate_npy(rng: &mut ChaCha8Rng, b: &mut Vec<u8>, log: &mut Vec<String>) {
+    let header_end = 10 + usize::from(u16::from_le_bytes([b[8], b[9]]));
+    let text = String::from_utf8_lossy(&b[10..header_end]).to_string();
+    let new_text = match rng.random_range(0..6) {
+        0 => {
+            let to = *NPY_SHAPES.choose(rng).unwrap();
+            log.push(format!("shape := {to}"));
+            let from = text.find("'shape': ").map(|k| k + 9);
+            from.map(|k| {
+                let end = text[k..].find(')').map_or(text.len(), |e| k + e + 1);
+                format!("{}{to}{}", &text[..k], &text[end..])
+            })
+        }
+        1 => {
+            let to = *NPY_DESCRS.choose(rng).unwrap();
+            log.push(format!("descr := {to}"));
+            let k = text.find("'descr': ").map(|k| k + 9);
+            k.map(|k| {
+                let end = text[k + 1..].find('\'').map_or(text.len(), |e| k + e + 2);
+                format!("{}{to}{}", &text[..k], &text[end..])
+            })
+        }
+        2 => {
+            log.push("fortran_order flipped".into());
+            Some(if text.contains("False") {
+                text.replacen("False", "True", 1)
+            } else {
+                text.replacen("True", "False", 1)
+            })
+        }
+        3 => {
+            let depth = *[7usize, 9, 64, 100_000].choose(rng).unwrap();
+            log.push(format!("header nested {depth} deep"));
+            Some(format!("{}{}\n", "[".repeat(depth), "]".repeat(depth)))
+        }
+        _ => None,
+    };
+    if let Some(t) = new_text {
+        // Usually a consistent header length; sometimes the old one.
+        let t = if t.ends_with('\n') {
+            t
+        } else {
+            t.trim_end().to_string() + "\n"
+        };
+        let mut nb = b[..10].to_vec();
+        if rng.random_bool(0.85) {
+            let len = u16::try_from(t.len()).unwrap_or(u16::MAX);
+            nb[8..10].copy_from_slice(&len.to_le_bytes());
+        }
+        nb.extend(t.as_bytes());
+        nb.extend(&b[header_end..]);
+        *b = nb;
+    }
+    if rng.random_bool(0.5) {
+        mutate_bytes(rng, b, NPY_FIELDS, log);
+    }
+}
+
+/// Magic, version bytes, and the header length.
+const NPY_FIELDS: &[Field] = &[
+    Field {
+        at: 0,
+        width: 1,
+        big_endian: false,
+    },
+    Field {
+        at: 6,
+        width: 1,
+        big_endian: false,
+    },
+    Field {
+        at: 7,
+        width: 1,
+        big_endian: false,
+    },
+    Field {
+        at: 8,
+        width: 2,
+        big_endian: false,
+    },
+    Field {
+        at: 8,
+        width: 4,
+        big_endian: false,
+    },
+];
+
+#[test]
+fn fuzz_npy() {
+    drive("npy", |rng, path, log| {
+        let labels = rng.random_bool(0.3);
+        let (mut b, values) = npy_file(rng, labels);
+        // No compression: .npy is read uncompressed, offsets are the file's.
+        let valid = rng.random_ratio(1, 16);
+        if !valid {
+            mutate_npy(rng, &mut b, log);
+        }
+        std::fs::write(path, &b).unwrap();
+        let len = b.len();
+        if labels {
+            judge(path, valid, npy::read_label_values(path), |l| {
+                if valid && l.iter().map(|&x| x as f64).collect::<Vec<_>>() != values {
+                    return Err("valid labels read wrong".into());
+                }
+                (l.len() <= len)
+                    .then_some(())
+                    .ok_or(format!("{} labels from {len} bytes", l.len()))
+            })
+        } else {
+            judge(path, valid, npy::read_matrix(path), |x| {
+                if x.is_empty() || x.iter().any(|v| !v.is_finite()) {
+                    return Err(format!("unsound {:?} matrix", x.dim()));
+                }
+                if x.len() * 4 > len {
+                    return Err(format!("{:?} matrix from {len} bytes", x.dim()));
+                }
+                if valid && x.iter().copied().collect::<Vec<_>>() != values {
+                    return Err("valid matrix read wrong".into());
+                }
+                Ok(())
+            })
+        }
     });
 }
 

@@ -7,6 +7,7 @@ pub mod eigengap;
 pub mod fetch;
 pub mod loaders;
 pub mod matrix;
+pub mod own;
 pub mod partition;
 pub mod prepare;
 pub mod spiked;

@@ -7,7 +7,7 @@ use super::datasets::{self, Format};
 use super::fetch;
 use super::loaders::{cifar, csv, idx, libsvm, Csr, Labeled, LabeledSparse};
 use super::matrix::DataMatrix;
-use crate::manifest::{DataSpec, DataSplit, Preprocess};
+use crate::manifest::{DataSpec, DataSplit, Generator, Preprocess};
 use crate::problem::subspace::top_eigenvalue;
 use anyhow::{bail, Result};
 use ndarray::{s, Array2, Axis};
@@ -143,8 +143,12 @@ pub fn load_sparse(root: &Path, name: &str, split: Split) -> Result<LabeledSpars
 }
 
 /// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess; with their labels.
-/// LIBSVM datasets stay sparse.
-pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u32>)> {
+/// LIBSVM datasets stay sparse. A manifest's own file (generator "file") is read by
+/// [`super::own::file_matrix`], with labels only if it has them.
+pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Option<Vec<u32>>)> {
+    if spec.generator == Generator::File {
+        return super::own::file_matrix(spec);
+    }
     let name = spec
         .dataset
         .as_deref()
@@ -207,7 +211,7 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Vec<u
         sparse => sparse.select(&(0..spec.m).collect::<Vec<_>>()),
     };
     preprocess(&mut a, &spec.preprocess, name)?;
-    Ok((a, labels[..spec.m].to_vec()))
+    Ok((a, Some(labels[..spec.m].to_vec())))
 }
 
 /// Apply `steps` in order to the data of dataset `name`; sparse data accepts only unit_top.

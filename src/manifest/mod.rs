@@ -23,9 +23,9 @@ use locate::{format_path, parse_path, Locator, Seg};
 use schema::{RawManifest, RawPoint, SWEEPABLE};
 
 pub use schema::{
-    AttackSpec, ClaimSpec, DataSpec, DataSplit, Generator, Magnitude, Noise, PaperResult,
-    PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme, Spectrum, StopSpec, Target,
-    XAxis, LEAK_ERR,
+    AttackSpec, ClaimSpec, DataSpec, DataSplit, FileFormat, FilePaths, Generator, Magnitude, Noise,
+    Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme,
+    Spectrum, StopSpec, Target, XAxis, LEAK_ERR,
 };
 
 /// A manifest loaded with one profile, ready to run.
@@ -159,6 +159,12 @@ impl fmt::Display for ManifestError {
 impl std::error::Error for ManifestError {}
 
 impl Experiment {
+    /// Whether the manifest reproduces a paper (names its file or gives its numbers); without
+    /// one the report is plain: our numbers only.
+    pub fn has_paper(&self) -> bool {
+        !self.paper_file.is_empty() || !self.paper_results.is_empty()
+    }
+
     /// Error for a key path inside the manifest (e.g. "methods[1].params.inner_steps",
     /// "data.n"), located at its line: the sweep entry, the active profile's overlay, then the
     /// base document, whichever sets the value in effect.
@@ -208,12 +214,38 @@ fn read(path: &Path) -> Result<(String, String), ManifestError> {
 
 const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 
-/// Profile names in file order (empty if the manifest has no [profiles]).
+/// The profile used when none is asked for: `paper` for a manifest with [profiles], else its
+/// one profile `default` (so a minimal manifest's results never land in a folder "paper").
+pub fn default_profile(path: &Path) -> Result<&'static str, ManifestError> {
+    let (text, _) = read(path)?;
+    let loc = Locator::parse(path, text, "")?;
+    Ok(if loc.doc().get("profiles").is_some() {
+        "paper"
+    } else {
+        DEFAULT_PROFILE
+    })
+}
+
+/// `paper` of a manifest that does not say: its folder's name, as experiments/<paper>/<id>.toml
+/// has it, when that is a plain name; else "own".
+fn default_paper(path: &Path) -> String {
+    path.parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .filter(|n| validate::plain_name(n).is_ok())
+        .unwrap_or("own")
+        .to_string()
+}
+
+/// The one profile of a manifest without [profiles].
+pub const DEFAULT_PROFILE: &str = "default";
+
+/// Profile names in file order (`default` alone if the manifest has no [profiles]).
 pub fn profile_names(path: &Path) -> Result<Vec<String>, ManifestError> {
     let (text, _) = read(path)?;
     let loc = Locator::parse(path, text, "")?;
     match loc.doc().get("profiles") {
-        None => Ok(Vec::new()),
+        None => Ok(vec![DEFAULT_PROFILE.to_string()]),
         Some(item) => match item.as_table_like() {
             Some(t) => Ok(t.iter().map(|(k, _)| k.to_string()).collect()),
             None => Err(loc.error(
@@ -242,7 +274,13 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
             ))
         }
     };
-    let Some(overlay) = profiles.get(profile) else {
+    // Without [profiles] a manifest has one profile, `default`, with nothing to overlay.
+    let none = toml::Value::Table(toml::Table::new());
+    let overlay = match profiles.get(profile) {
+        None if profiles.is_empty() && profile == DEFAULT_PROFILE => Some(&none),
+        found => found,
+    };
+    let Some(overlay) = overlay else {
         // File order, as profile_names() gives.
         let names: Vec<String> = loc
             .doc()
@@ -252,7 +290,7 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
             .unwrap_or_default();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let msg = if names.is_empty() {
-            format!("unknown profile `{profile}`: this manifest defines no profiles; add a [profiles.{profile}] table (it may be empty)")
+            format!("unknown profile `{profile}`: this manifest defines no profiles, so its one profile is `{DEFAULT_PROFILE}`; add a [profiles.{profile}] table (it may be empty)")
         } else {
             format!(
                 "unknown profile `{profile}`: this manifest defines {}",
@@ -279,10 +317,13 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
     }
     merge::deep_merge(&mut base, overlay);
 
-    let raw: RawManifest = deserialize(base, &loc, "")?;
+    let mut raw: RawManifest = deserialize(base, &loc, "")?;
+    raw.paper.get_or_insert_with(|| default_paper(path));
     validate::check_manifest(&raw, path, &loc)?;
 
-    let points = expand_points(&raw, &loc)?;
+    // A manifest's own data files lie relative to its folder, not to the working directory.
+    let base = path.parent().unwrap_or(Path::new(""));
+    let points = expand_points(&raw, &loc, base)?;
     let mut methods = expand_methods(&raw, &loc)?;
     let kind = validate::check_family(&raw, &points, &mut methods, &loc)?;
     validate::check_paper_points(&raw, &points, profile, &loc)?;
@@ -291,10 +332,10 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         path: path.to_path_buf(),
         profile: profile.to_string(),
         hash,
-        id: raw.id,
-        paper: raw.paper,
+        id: raw.id.clone(),
+        paper: raw.paper.unwrap_or_default(),
         paper_file: raw.paper_file,
-        title: raw.title,
+        title: raw.title.clone().unwrap_or_else(|| raw.id.clone()),
         reproduces: raw.reproduces,
         description: raw.description,
         seed: raw.seed,
@@ -361,7 +402,11 @@ pub(crate) fn label_names<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
 }
 
 /// One Point per combination of the (merged) sweep; sweep keys sorted, first key outermost.
-fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, ManifestError> {
+fn expand_points(
+    raw: &RawManifest,
+    loc: &Locator,
+    base: &Path,
+) -> Result<Vec<Point>, ManifestError> {
     // The sweepable sections as they stand after the profile overlay.
     let mut section = toml::Table::new();
     for (s, t) in SWEEPABLE
@@ -440,6 +485,8 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         merge::product(&lists)
     };
     let mut points = Vec::new();
+    // Sweep points sharing one file read and hash it once.
+    let mut resolved: Vec<(DataSpec, DataSpec)> = Vec::new();
     for combo in combos {
         let mut table = section.clone();
         for (segs, v) in paths.iter().zip(&combo) {
@@ -457,7 +504,18 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         } else {
             format!(" (sweep point {label})")
         };
+        file_defaults(&mut table, loc, &at)?;
         let mut pt: RawPoint = deserialize(table, loc, &at)?;
+        if pt.data.generator == Generator::File {
+            if let Some((_, done)) = resolved.iter().find(|(raw, _)| *raw == pt.data) {
+                pt.data = done.clone();
+            } else {
+                let raw = pt.data.clone();
+                crate::data::own::resolve(&mut pt.data, base)
+                    .map_err(|k| loc.error(k.key, format!("{}{at}", k.message)))?;
+                resolved.push((raw, pt.data.clone()));
+            }
+        }
         validate::check_point(&pt, loc, &at)?;
         // A robust problem's rank bound defaults to the planted rank.
         if pt.problem.p == 0 {
@@ -472,6 +530,29 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<Point>, Manifes
         });
     }
     Ok(points)
+}
+
+/// `source` implies generator = "file", whose n and m may come from the file; every other
+/// generator needs n and m (serde's defaults of 0 would hide a missing one).
+fn file_defaults(sections: &mut toml::Table, loc: &Locator, at: &str) -> Result<(), ManifestError> {
+    let Some(toml::Value::Table(data)) = sections.get_mut("data") else {
+        return Ok(());
+    };
+    if data.contains_key("source") && !data.contains_key("generator") {
+        data.insert("generator".into(), toml::Value::String("file".into()));
+    }
+    if data
+        .get("generator")
+        .and_then(|g| g.as_str())
+        .is_some_and(|g| g != "file")
+    {
+        for key in ["n", "m"] {
+            if !data.contains_key(key) {
+                return Err(loc.error(&format!("data.{key}"), format!("missing field `{key}`{at}")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One MethodSpec per parameter variant; (label, variant) must be unique so reports can tell

@@ -12,12 +12,22 @@ pub use crate::problem::Kind;
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawManifest {
     pub id: String,
-    pub paper: String,
+    // Only id, data, partition, problem and methods are required: a researcher's own
+    // experiment (a "minimal manifest") reproduces no paper. Defaults are filled in by load().
+    /// Default: the manifest's folder name (experiments/<paper>/<id>.toml), else "own".
+    #[serde(default)]
+    pub paper: Option<String>,
+    /// Empty: no paper, and the report is a plain one (no paper numbers beside ours).
+    #[serde(default)]
     pub paper_file: String,
-    pub title: String,
+    /// Default: the id.
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
     pub reproduces: String,
     #[serde(default)]
     pub description: Option<String>,
+    #[serde(default)]
     pub seed: u64,
     #[serde(default = "one")]
     pub repeats: usize,
@@ -26,6 +36,7 @@ pub(crate) struct RawManifest {
     pub data: toml::Table,
     pub partition: toml::Table,
     pub problem: toml::Table,
+    #[serde(default = "default_stop")]
     pub stop: StopSpec,
     pub methods: Vec<RawMethod>,
     #[serde(default)]
@@ -53,6 +64,18 @@ pub(crate) struct RawManifest {
 
 fn one() -> usize {
     1
+}
+
+/// Without [stop]: a method stops when its objective changes by at most 1e-12 relatively
+/// (FAPS (27); methods without an objective ignore it), or after 1000 rounds.
+fn default_stop() -> StopSpec {
+    StopSpec {
+        max_rounds: 1000,
+        objective_tol: Some(1e-12),
+        target: None,
+        own_criterion: false,
+        time_budget_s: None,
+    }
 }
 
 fn yes() -> bool {
@@ -96,6 +119,38 @@ pub enum Generator {
     /// Samples x ~ N(0, UΣUᵀ), U random orthogonal, Σ = diag(1, 1 − δ, (1 − δ)·decay, …) (the
     /// CEDRE paper §6.3): needs delta.
     Eigengap,
+    /// The researcher's own data file, `source = "x.csv"` (implied by `source`): CSV, LIBSVM,
+    /// IDX or NumPy .npy.
+    File,
+}
+
+/// How a `source` file is stored (`format`; by default from its extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileFormat {
+    Csv,
+    Libsvm,
+    Idx,
+    Npy,
+}
+
+/// Whether a `source` file holds one sample per row (the default, as numpy and pandas do) or
+/// one per column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Orientation {
+    #[default]
+    Rows,
+    Columns,
+}
+
+/// Absolute paths of a `source` file and its labels file, found when the manifest loads (run
+/// time reads them; records and cache keys use the digests instead, so they do not depend on
+/// where the files lie).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FilePaths {
+    pub data: std::path::PathBuf,
+    pub labels: Option<std::path::PathBuf>,
 }
 
 /// Random features appended to a dataset (the sparse PCA paper's WDBC*): features the loadings
@@ -138,9 +193,11 @@ pub struct DataSpec {
     /// Svd only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spectrum: Option<Spectrum>,
-    /// Rows = features.
+    /// Rows = features. File data: optional, taken from the file (checked when given).
+    #[serde(default)]
     pub n: usize,
-    /// Columns = samples.
+    /// Columns = samples. File data: optional, as n.
+    #[serde(default)]
     pub m: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xi: Option<f64>,
@@ -196,6 +253,41 @@ pub struct DataSpec {
     /// (`preprocess` acts on the dataset's own features before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after_noise: Vec<Preprocess>,
+    /// File only: the data file, relative to the manifest's folder (or absolute). Setting it
+    /// implies generator = "file".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// File only: its format (default: from the extension, after any .gz or .bz2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<FileFormat>,
+    /// File only: samples as rows (default) or columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orientation: Option<Orientation>,
+    /// File only: the file's SHA-256, checked when given; filled in with the file's digest
+    /// when the manifest loads, so that records and cache keys change with the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// File only, CSV: whether the first line names the columns (default: detected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<bool>,
+    /// File only, CSV: the column holding each sample's label, numbered from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_column: Option<usize>,
+    /// File only: a labels file, one integer per line or a .npy vector, one per sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<String>,
+    /// File only: the labels file's SHA-256, as `sha256`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels_sha256: Option<String>,
+    /// File only, set when the manifest loads (not a manifest key): SHA-256 of the matrix as
+    /// read and of its labels, whatever the format, orientation or path. It keys the data's
+    /// seeds and cached reference, so the same matrix gives the same runs from a CSV or a .npy
+    /// file, and a changed one gets new ones.
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub content_sha256: Option<String>,
+    /// File only: where `source` and `labels` were found (set when the manifest loads).
+    #[serde(skip)]
+    pub paths: Option<FilePaths>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -246,6 +338,16 @@ impl DataSpec {
         };
         if let Some(d) = &self.dataset {
             key.push_str(&format!("-{d}-{:?}-{:?}", self.split, self.preprocess));
+        }
+        // A data file by the content it was read as, not by its path or bytes: the same matrix
+        // shares seeds and cache from a CSV or a .npy file, and an edited one gets new ones.
+        if self.source.is_some() {
+            let content = self.content_sha256.as_deref().unwrap_or("unresolved");
+            key.push_str(&format!(
+                "-{}-{:?}",
+                &content[..16.min(content.len())],
+                self.preprocess
+            ));
         }
         if let Some(xi) = self.xi {
             key.push_str(&format!("-xi{xi:?}"));
@@ -535,7 +637,9 @@ macro_rules! names {
         }
     };
 }
-names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust", Spiked => "spiked", Eigengap => "eigengap" });
+names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust", Spiked => "spiked", Eigengap => "eigengap", File => "file" });
+names!(FileFormat { Csv => "csv", Libsvm => "libsvm", Idx => "idx", Npy => "npy" });
+names!(Orientation { Rows => "rows", Columns => "columns" });
 names!(Noise { Uniform => "uniform", ClientBlocks => "client_blocks" });
 names!(Magnitude { Sign => "sign", Uniform => "uniform" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::locate::Locator;
-use super::schema::{DataSpec, Preprocess, RawManifest, RawPoint, Scheme, Spectrum, LEAK_ERR};
+use super::schema::{
+    DataSpec, Generator, Preprocess, RawManifest, RawPoint, Scheme, Spectrum, LEAK_ERR,
+};
 use super::{ManifestError, MethodSpec, Point};
 use crate::methods::registry;
 use crate::problem::Kind;
@@ -31,7 +33,8 @@ pub(crate) fn plain_name(name: &str) -> std::result::Result<(), String> {
 
 /// Checks on everything outside the sweepable sections.
 pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> Result {
-    for (key, value) in [("paper", &raw.paper), ("id", &raw.id)] {
+    let paper = raw.paper.as_deref().unwrap_or_default();
+    for (key, value) in [("paper", paper), ("id", raw.id.as_str())] {
         if let Err(why) = plain_name(value) {
             return Err(loc.error(key, format!("{key} = {value:?}: {why}")));
         }
@@ -212,6 +215,25 @@ pub(crate) const MAX_ENTRIES: u128 = 1 << 40;
 pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     let d = &pt.data;
     let (n, m) = (d.n, d.m);
+    if d.generator != Generator::File {
+        for (key, set) in [
+            ("data.source", d.source.is_some()),
+            ("data.format", d.format.is_some()),
+            ("data.orientation", d.orientation.is_some()),
+            ("data.sha256", d.sha256.is_some()),
+            ("data.header", d.header.is_some()),
+            ("data.label_column", d.label_column.is_some()),
+            ("data.labels", d.labels.is_some()),
+            ("data.labels_sha256", d.labels_sha256.is_some()),
+        ] {
+            if set {
+                return Err(loc.error(
+                    key,
+                    format!("only used with a data file (generator = \"file\", implied by `source`): remove it{at}"),
+                ));
+            }
+        }
+    }
     for (key, v) in [
         ("data.n", n),
         ("data.m", m),
@@ -253,11 +275,12 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     }
     let eigvec = pt.problem.kind == Kind::Eigvec;
     let eigengap = d.generator == super::schema::Generator::Eigengap;
-    if eigengap != eigvec && !(eigvec && d.generator == super::schema::Generator::Dataset) {
+    let real = matches!(d.generator, Generator::Dataset | Generator::File);
+    if eigengap != eigvec && !(eigvec && real) {
         return Err(loc.error(
             if eigvec { "data.generator" } else { "problem.kind" },
             format!(
-                "kind = \"eigvec\" needs generator = \"eigengap\" or \"dataset\", and \"eigengap\" makes only eigvec problems{at}"
+                "kind = \"eigvec\" needs generator = \"eigengap\", \"dataset\" or \"file\", and \"eigengap\" makes only eigvec problems{at}"
             ),
         ));
     }
@@ -297,12 +320,13 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             d.generator,
             super::schema::Generator::Spiked
                 | super::schema::Generator::Dataset
+                | super::schema::Generator::File
                 | super::schema::Generator::Svd
         )
     {
         return Err(loc.error(
             "data.generator",
-            format!("kind = \"sparse\" needs generator = \"spiked\", \"svd\" or \"dataset\"{at}"),
+            format!("kind = \"sparse\" needs generator = \"spiked\", \"svd\", \"dataset\" or \"file\"{at}"),
         ));
     }
     for (key, set, owner) in [
@@ -363,6 +387,9 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     }
     if d.generator == super::schema::Generator::Dataset {
         return check_dataset(pt, loc, at);
+    }
+    if d.generator == Generator::File {
+        return check_file(pt, loc, at);
     }
     if n > m {
         return Err(loc.blame(&["data.n", "data.m"], format!(
@@ -456,11 +483,23 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
                 format!("alpha = {a}: must be a finite number > 0{at}"),
             ))
         }
-        (Scheme::Dirichlet, _) if d.generator != super::schema::Generator::Dataset => {
+        (Scheme::Dirichlet, _)
+            if d.generator == Generator::File && !crate::data::own::labelled(d) =>
+        {
             return Err(loc.error(
                 "partition.scheme",
                 format!(
-                    "scheme = \"dirichlet\" splits by label: it needs generator = \"dataset\"{at}"
+                    "scheme = \"dirichlet\" splits by label, and this data file has none: give `label_column` (CSV) or `labels` = a labels file{at}"
+                ),
+            ))
+        }
+        (Scheme::Dirichlet, _)
+            if !matches!(d.generator, Generator::Dataset | Generator::File) =>
+        {
+            return Err(loc.error(
+                "partition.scheme",
+                format!(
+                    "scheme = \"dirichlet\" splits by label: it needs generator = \"dataset\" or a labelled data file{at}"
                 ),
             ))
         }
@@ -583,6 +622,49 @@ fn check_dataset(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             return Err(loc.error(
                 key,
                 format!("only used with generator = \"svd\": remove it{at}"),
+            ));
+        }
+    }
+    check_partition_and_problem(pt, loc, at)
+}
+
+/// A point on the manifest's own data file (already read by data::own::resolve, which checked
+/// its own keys, n and m): no generator's or registered dataset's keys; sparse data only
+/// rescaled.
+fn check_file(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let d = &pt.data;
+    for (key, set, owner) in [
+        ("data.spectrum", d.spectrum.is_some(), "generator = \"svd\""),
+        ("data.xi", d.xi.is_some(), "generator = \"svd\""),
+        ("data.kappa", d.kappa.is_some(), "generator = \"svd\""),
+        (
+            "data.dataset",
+            d.dataset.is_some(),
+            "generator = \"dataset\"",
+        ),
+        ("data.split", d.split.is_some(), "generator = \"dataset\""),
+    ] {
+        if set {
+            return Err(loc.error(
+                key,
+                format!("only used with {owner}, not with a data file (`source`): remove it{at}"),
+            ));
+        }
+    }
+    if d.format == Some(super::schema::FileFormat::Libsvm) {
+        if let Some(step) = d.preprocess.iter().find(|s| **s != Preprocess::UnitTop) {
+            return Err(loc.error(
+                "data.preprocess",
+                format!(
+                    "`{}` would densify the sparse LIBSVM data; only \"unit_top\" keeps it sparse{at}",
+                    step.name()
+                ),
+            ));
+        }
+        if d.noise_features.is_some() {
+            return Err(loc.error(
+                "data.noise_features",
+                format!("noise features are appended to dense data only, not to a LIBSVM file{at}"),
             ));
         }
     }

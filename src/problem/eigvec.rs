@@ -131,10 +131,11 @@ impl EigvecInstance {
                 };
                 (e.x, sizes, Some(pop))
             }
-            Generator::Dataset => {
+            Generator::Dataset | Generator::File => {
                 let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
                 let mut rng = seed::rng(run_seed, &["partition", &key]);
-                let (a, sizes) = partition::arrange(a, Some(&labels), &point.partition, &mut rng)?;
+                let (a, sizes) =
+                    partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
                 match a {
                     DataMatrix::Dense(d) => (d, sizes, None),
                     // Centring fills in the zeros: a small sparse set (a9a: 123 × 32,561) is
@@ -146,7 +147,10 @@ impl EigvecInstance {
                         "the eigvec family centres its data; the sparse dataset {} ({} × {}) \
                          is too large to make dense (at most {MAX_DENSIFIED} entries), and \
                          implicit centring is not implemented yet",
-                        spec.dataset.as_deref().unwrap_or("?"),
+                        spec.dataset
+                            .as_deref()
+                            .or(spec.source.as_deref())
+                            .unwrap_or("?"),
                         c.n_features(),
                         c.n_samples()
                     ),

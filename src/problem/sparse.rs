@@ -345,11 +345,12 @@ impl SparseInstance {
                     partition::arrange(DataMatrix::Dense(a), None, &point.partition, &mut rng)?;
                 (a, sizes, None, vec![true; spec.n])
             }
-            Generator::Dataset => {
+            Generator::Dataset | Generator::File => {
                 let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
                 let n0 = a.n();
                 let mut rng = seed::rng(run_seed, &["partition", &key]);
-                let (a, sizes) = partition::arrange(a, Some(&labels), &point.partition, &mut rng)?;
+                let (a, sizes) =
+                    partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
                 let mut a = match (a, spec.noise_features) {
                     (DataMatrix::Dense(d), Some(count)) => {
                         DataMatrix::Dense(augment::append_noise(
@@ -365,7 +366,8 @@ impl SparseInstance {
                     }
                     (a, None) => a,
                 };
-                let name = spec.dataset.as_deref().unwrap_or("dataset");
+                let name = spec.dataset.as_deref().or(spec.source.as_deref());
+                let name = name.unwrap_or("dataset");
                 prepare::preprocess(&mut a, &spec.after_noise, name)?;
                 let original = (0..a.n()).map(|f| f < n0).collect();
                 (a, sizes, None, original)

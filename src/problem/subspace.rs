@@ -254,10 +254,7 @@ impl SubspaceInstance {
                 (DataMatrix::Dense(a), None)
             }
             // Real data is read (and its checksums verified) on every run, not cached.
-            Generator::Dataset => {
-                let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
-                (a, Some(labels))
-            }
+            Generator::Dataset | Generator::File => prepare::dataset_matrix(spec, data_dir)?,
             other => anyhow::bail!("generator `{other}` does not make subspace data"),
         };
         // The sample order does not change AAᵀ, so the cached reference stays valid.

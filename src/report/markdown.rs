@@ -35,6 +35,8 @@ fn beside(ours: f64, theirs: Option<f64>) -> String {
 fn setting(p: &Point) -> String {
     let d = &p.data;
     let source = match (&d.dataset, d.spectrum) {
+        // The manifest's own file, as the manifest names it (relative to its folder).
+        (None, None) if d.source.is_some() => own_file(d),
         (Some(name), _) => {
             format!(
                 "dataset {name} ({} split, first m samples), preprocessing: {}",
@@ -80,21 +82,62 @@ fn setting(p: &Point) -> String {
     )
 }
 
+/// "file data/x.csv (csv, samples as rows, sha256 0123456789ab), labels …, preprocessing: …".
+fn own_file(d: &crate::manifest::DataSpec) -> String {
+    let short = |h: &Option<String>| {
+        h.as_deref()
+            .map_or("?", |h| &h[..12.min(h.len())])
+            .to_string()
+    };
+    let mut s = format!(
+        "file `{}` ({}, samples as {}, sha256 {})",
+        d.source.as_deref().unwrap_or("?"),
+        d.format.map_or("?", |f| f.as_str()),
+        d.orientation.unwrap_or_default(),
+        short(&d.sha256)
+    );
+    if let Some(l) = &d.labels {
+        s += &format!(", labels `{l}` (sha256 {})", short(&d.labels_sha256));
+    } else if let Some(c) = d.label_column {
+        s += &format!(", labels in column {c}");
+    }
+    s += &format!(
+        ", preprocessing: {}",
+        if d.preprocess.is_empty() {
+            "none".into()
+        } else {
+            format!("{:?}", d.preprocess).to_lowercase()
+        }
+    );
+    s
+}
+
 /// The whole report as Markdown.
 pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", exp.title);
-    let _ = writeln!(
-        s,
-        "Reproduces **{}** of `{}` (paper key `{}`), profile **{}**. Manifest `{}` (sha256 `{}`).\n",
-        exp.reproduces,
-        exp.paper_file,
-        exp.paper,
-        exp.profile,
-        exp.path.display(),
-        &exp.hash[..12.min(exp.hash.len())]
-    );
-    if exp.profile != "paper" {
+    let plain = !exp.has_paper();
+    if plain {
+        let _ = writeln!(
+            s,
+            "Profile **{}**. Manifest `{}` (sha256 `{}`).\n",
+            exp.profile,
+            exp.path.display(),
+            &exp.hash[..12.min(exp.hash.len())]
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "Reproduces **{}** of `{}` (paper key `{}`), profile **{}**. Manifest `{}` (sha256 `{}`).\n",
+            exp.reproduces,
+            exp.paper_file,
+            exp.paper,
+            exp.profile,
+            exp.path.display(),
+            &exp.hash[..12.min(exp.hash.len())]
+        );
+    }
+    if !plain && exp.profile != "paper" {
         let _ = writeln!(
             s,
             "> This is a scaled-down profile: the paper's numbers are shown for orientation; only the \
@@ -135,6 +178,44 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     );
 
     s += &super::claims::section(exp, &out.records);
+    if plain {
+        results_table(&mut s, exp, out);
+    } else {
+        paper_table(&mut s, exp, out);
+    }
+    centralised_note(&mut s, exp);
+    failures(&mut s, out);
+    chosen(&mut s, out);
+    if exp.points.len() > 1 {
+        averages(&mut s, exp, out, plain);
+    }
+    communication(&mut s, exp, out);
+    if !figures.is_empty() {
+        let _ = writeln!(s, "\n## Figures\n");
+        for f in figures {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let _ = writeln!(s, "![{name}]({name}.png)\n\n[SVG]({name}.svg)\n");
+        }
+    }
+    let _ = writeln!(s, "## Provenance\n");
+    let _ = writeln!(
+        s,
+        "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. Git revision, library versions, \
+         seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
+         per-round history is in `trace.csv`.",
+        blas_backend(),
+        out.threads,
+        out.peak_rss_mib
+            .map_or("not recorded".into(), |m| format!("{m:.0} MiB"))
+    );
+    s
+}
+
+/// The paper's numbers beside ours, one row per run (planned methods keep their row).
+fn paper_table(s: &mut String, exp: &Experiment, out: &Outcome) {
     let _ = writeln!(s, "## Paper beside ours\n");
     let _ = writeln!(
         s,
@@ -163,18 +244,9 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     );
     for group in repeat_groups(&out.records) {
         match group.as_slice() {
-            [r] => row(&mut s, exp, &metrics, r),
-            runs => mean_row(&mut s, exp, &metrics, runs),
+            [r] => row(s, exp, &metrics, r),
+            runs => mean_row(s, exp, &metrics, runs),
         }
-    }
-    if exp.repeats > 1 {
-        let _ = writeln!(
-            s,
-            "\nEach row is the mean over the {} repeats (data sets and seeds) of one \
-             configuration; rounds show the range in brackets, stop the count of each reason. \
-             Every repeat is a row of `summary.csv`.",
-            exp.repeats
-        );
     }
     for m in &out.planned {
         let paper = paper_average(exp, &m.name, &m.label);
@@ -196,6 +268,19 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         );
         let _ = writeln!(s, "{line}");
     }
+    if exp.repeats > 1 {
+        let _ = writeln!(
+            s,
+            "\nEach row is the mean over the {} repeats (data sets and seeds) of one \
+             configuration; rounds show the range in brackets, stop the count of each reason. \
+             Every repeat is a row of `summary.csv`.",
+            exp.repeats
+        );
+    }
+}
+
+/// Which methods are centralised, and what their rounds and bytes mean.
+fn centralised_note(s: &mut String, exp: &Experiment) {
     let central: Vec<&str> = exp
         .methods
         .iter()
@@ -217,13 +302,10 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
             }
         );
     }
+}
 
-    failures(&mut s, out);
-    chosen(&mut s, out);
-    if exp.points.len() > 1 {
-        averages(&mut s, exp, out);
-    }
-
+/// Rounds, bytes and vectors per run, and the fitted linear rate.
+fn communication(s: &mut String, exp: &Experiment, out: &Outcome) {
     let _ = writeln!(s, "\n## Communication\n");
     // The CEDRE paper counts vectors with one from every machine as 1: shown for its family.
     let comm = exp.kind == crate::problem::Kind::Eigvec;
@@ -264,29 +346,52 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
                 .map_or("—".into(), |q| format!("{q:.4}"))
         );
     }
+}
 
-    if !figures.is_empty() {
-        let _ = writeln!(s, "\n## Figures\n");
-        for f in figures {
-            let name = f
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let _ = writeln!(s, "![{name}]({name}.png)\n\n[SVG]({name}.svg)\n");
-        }
-    }
-    let _ = writeln!(s, "## Provenance\n");
+/// Without a paper: our numbers only, one row per run.
+fn results_table(s: &mut String, exp: &Experiment, out: &Outcome) {
+    let _ = writeln!(s, "## Results\n");
     let _ = writeln!(
         s,
-        "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. Git revision, library versions, \
-         seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
-         per-round history is in `trace.csv`.",
-        blas_backend(),
-        out.threads,
-        out.peak_rss_mib
-            .map_or("not recorded".into(), |m| format!("{m:.0} MiB"))
+        "Rounds = communication rounds. Time is the method alone on this machine (metrics \
+         excluded).\n"
     );
-    s
+    let metrics = reported_metrics(exp);
+    let mut header = "| point | method | rounds |".to_string();
+    for m in &metrics {
+        header += &format!(" {} |", m.short);
+    }
+    let _ = writeln!(s, "{header} time s | stop |");
+    let _ = writeln!(
+        s,
+        "|---|---|---:|{}---:|---|",
+        "---:|".repeat(metrics.len())
+    );
+    for g in repeat_groups(&out.records) {
+        let r = g[0];
+        let name = match g.len() {
+            1 => describe(&r.key),
+            n => format!("{} (mean of {n})", describe(&r.key)),
+        };
+        let rounds = match g.len() {
+            1 => r.rounds.to_string(),
+            _ => {
+                let lo = g.iter().map(|r| r.rounds).min().unwrap_or(0);
+                let hi = g.iter().map(|r| r.rounds).max().unwrap_or(0);
+                format!("{:.1} ({lo}–{hi})", mean(g.iter().map(|r| r.rounds as f64)))
+            }
+        };
+        let mut line = format!("| {} | {name} | {rounds} |", r.key.point);
+        for m in &metrics {
+            let v = mean(g.iter().map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)));
+            line += &format!(" {} |", sci(Some(v)));
+        }
+        let time = mean(g.iter().map(|r| r.last().time_s));
+        let _ = writeln!(s, "{line} {time:.2} | {} |", stop_reasons(&g));
+    }
+    for m in &out.planned {
+        let _ = writeln!(s, "|  | {} | **not implemented yet** |", m.label);
+    }
 }
 
 fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) {
@@ -358,6 +463,21 @@ fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&R
         );
         line += &beside(ours, p.and_then(|p| p.metric(m.name)));
     }
+    line += &format!(
+        " {} | {:.2} | {} |",
+        p.and_then(|p| p.time_s)
+            .map_or("—".into(), |t| format!("{t:.2}")),
+        mean(runs.iter().map(|r| r.last().time_s)),
+        stop_reasons(runs),
+    );
+    let _ = writeln!(s, "{line}");
+}
+
+/// A run's stop reason, or for repeats each reason counted: "3× max_rounds, 2× kkt_target".
+fn stop_reasons(runs: &[&RunRecord]) -> String {
+    if let [r] = runs {
+        return r.stop_reason.clone();
+    }
     let mut reasons: Vec<(&str, usize)> = Vec::new();
     for r in runs {
         match reasons.iter_mut().find(|(k, _)| *k == r.stop_reason) {
@@ -365,18 +485,11 @@ fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&R
             None => reasons.push((&r.stop_reason, 1)),
         }
     }
-    line += &format!(
-        " {} | {:.2} | {} |",
-        p.and_then(|p| p.time_s)
-            .map_or("—".into(), |t| format!("{t:.2}")),
-        mean(runs.iter().map(|r| r.last().time_s)),
-        reasons
-            .iter()
-            .map(|(k, n)| format!("{n}× {k}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    let _ = writeln!(s, "{line}");
+    reasons
+        .iter()
+        .map(|(k, n)| format!("{n}× {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Runs that stopped on an error or panic of their method, with its message.
@@ -503,7 +616,7 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// Per method, the averages over the sweep points (the paper's Table 2 reports averages).
-fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
+fn averages(s: &mut String, exp: &Experiment, out: &Outcome, plain: bool) {
     let _ = writeln!(
         s,
         "\n## Averages over the {} sweep points\n",
@@ -512,14 +625,15 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
     let metrics = reported_metrics(exp);
     let mut header = "| method | mean rounds | mean time s |".to_string();
     for m in &metrics {
-        header += &format!(" mean {} (paper) | (ours) | ratio |", m.short);
+        header += &if plain {
+            format!(" mean {} |", m.short)
+        } else {
+            format!(" mean {} (paper) | (ours) | ratio |", m.short)
+        };
     }
     let _ = writeln!(s, "{header}");
-    let _ = writeln!(
-        s,
-        "|---|---:|---:|{}",
-        "---:|---:|---:|".repeat(metrics.len())
-    );
+    let cells = if plain { "---:|" } else { "---:|---:|---:|" };
+    let _ = writeln!(s, "|---|---:|---:|{}", cells.repeat(metrics.len()));
     let mut names: Vec<String> = Vec::new();
     for r in &out.records {
         let d = describe(&r.key);
@@ -544,7 +658,11 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome) {
                 runs.iter()
                     .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
             );
-            line += &beside(ours, p.and_then(|p| p.metric(m.name)));
+            line += &if plain {
+                format!(" {} |", sci(Some(ours)))
+            } else {
+                beside(ours, p.and_then(|p| p.metric(m.name)))
+            };
         }
         let _ = writeln!(s, "{line}");
     }

@@ -53,12 +53,59 @@ pub fn read_pair(images: &Path, labels: &Path) -> Result<Labeled> {
 /// the dimensions and the element bytes. The header is untrusted: the data is never read (nor
 /// decompressed) past what it declares, and nothing is allocated from it alone.
 fn read_idx(path: &Path, magic: u32) -> Result<(Vec<usize>, Vec<u8>)> {
+    let (_, dims, bytes) = read_raw(path, Some(magic))?;
+    Ok((dims, bytes))
+}
+
+/// Element types of the IDX format: type code, bytes per element, name.
+const TYPES: [(u8, usize, &str); 6] = [
+    (0x08, 1, "unsigned byte"),
+    (0x09, 1, "signed byte"),
+    (0x0B, 2, "16-bit integer"),
+    (0x0C, 4, "32-bit integer"),
+    (0x0D, 4, "32-bit float"),
+    (0x0E, 8, "64-bit float"),
+];
+
+/// A matrix of any element type, with 2 to 4 dimensions: the first counts rows, the others are
+/// flattened into columns (row-major, the file's order). Returned as rows × columns.
+pub fn read_matrix(path: &Path) -> Result<Array2<f64>> {
+    let (code, dims, bytes) = read_raw(path, None)?;
+    let cols: usize = dims[1..].iter().product();
+    let item = TYPES.iter().find(|t| t.0 == code).map_or(1, |t| t.1);
+    let values: Vec<f64> = bytes
+        .chunks_exact(item)
+        .map(|c| match code {
+            0x08 => f64::from(c[0]),
+            0x09 => f64::from(c[0] as i8),
+            0x0B => f64::from(i16::from_be_bytes([c[0], c[1]])),
+            0x0C => f64::from(i32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+            0x0D => f64::from(f32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+            _ => f64::from_be_bytes(c.try_into().expect("8 bytes")),
+        })
+        .collect();
+    if let Some(k) = values.iter().position(|v| !v.is_finite()) {
+        bail!(
+            "{}: byte offset {}: element {k} (row {}) is {}: expected finite numbers",
+            path.display(),
+            4 + 4 * dims.len() + k * item,
+            k / cols,
+            values[k]
+        );
+    }
+    // Row-major rows × cols is column-major cols × rows: build that, then view it transposed.
+    Ok(column_major(cols, dims[0], values)?.reversed_axes())
+}
+
+/// The header and element bytes of an IDX file: with `magic`, exactly that magic (unsigned
+/// bytes); without, any element type of [`TYPES`] and 2 to 4 dimensions.
+fn read_raw(path: &Path, magic: Option<u32>) -> Result<(u8, Vec<usize>, Vec<u8>)> {
     let (mut r, kind) = open_text(path)?;
     let at = kind.offsets_note();
-    let what = if magic == IMAGES_MAGIC {
-        "image"
-    } else {
-        "label"
+    let what = match magic {
+        Some(IMAGES_MAGIC) => "image",
+        Some(_) => "label",
+        None => "row",
     };
     let name = path.display();
     let mut bytes = Vec::with_capacity(16);
@@ -70,13 +117,33 @@ fn read_idx(path: &Path, magic: u32) -> Result<(Vec<usize>, Vec<u8>)> {
         );
     };
     let found = u32::from_be_bytes(head);
-    if found != magic {
-        bail!(
+    let (code, ndims) = (head[2], usize::from(head[3]));
+    let item = match magic {
+        Some(magic) if found != magic => bail!(
             "{name}: byte offset 0{at}: magic number {found} (0x{found:08x}) is not that of an \
              IDX {what} file ({magic}, 0x{magic:08x})"
-        );
-    }
-    let ndims = (magic & 0xff) as usize;
+        ),
+        Some(_) => 1,
+        None if head[..2] != [0, 0] => bail!(
+            "{name}: byte offset 0{at}: magic number 0x{found:08x} does not start with two zero \
+             bytes: not an IDX file"
+        ),
+        None => {
+            let Some(&(_, item, _)) = TYPES.iter().find(|t| t.0 == code) else {
+                bail!(
+                    "{name}: byte offset 2{at}: element type 0x{code:02x} is not an IDX type \
+                     (0x08, 0x09, 0x0B, 0x0C, 0x0D or 0x0E)"
+                );
+            };
+            if !(2..=4).contains(&ndims) {
+                bail!(
+                    "{name}: byte offset 3{at}: {ndims} dimensions: expected 2 to 4 (rows, \
+                     then the dimensions of each row)"
+                );
+            }
+            item
+        }
+    };
     let header = 4 + 4 * ndims;
     read_up_to(&mut r, 4 * ndims as u64, &mut bytes, path, kind)?;
     if bytes.len() < header {
@@ -100,7 +167,7 @@ fn read_idx(path: &Path, magic: u32) -> Result<(Vec<usize>, Vec<u8>)> {
     // Data bytes and file size the header declares, in checked arithmetic: it is untrusted.
     let sizes = dims
         .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .try_fold(item, |acc, &d| acc.checked_mul(d))
         .and_then(|need| Some((need, need.checked_add(header)? as u64)));
     let Some((need, want)) = sizes else {
         bail!("{name}: dimensions {dims:?} are too large");
@@ -155,7 +222,7 @@ fn read_idx(path: &Path, magic: u32) -> Result<(Vec<usize>, Vec<u8>)> {
         }));
     }
     bytes.drain(..header);
-    Ok((dims, bytes))
+    Ok((code, dims, bytes))
 }
 
 fn dim_words(what: &str, k: usize) -> &'static str {
@@ -163,6 +230,8 @@ fn dim_words(what: &str, k: usize) -> &'static str {
         ("image", 1) => "the number of pixel rows",
         ("image", 2) => "the number of pixel columns",
         ("image", _) => "the number of images",
+        ("row", 0) => "the number of rows",
+        ("row", _) => "a dimension of the rows",
         _ => "the number of labels",
     }
 }

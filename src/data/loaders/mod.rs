@@ -1,5 +1,5 @@
 //! Readers for the real datasets' file formats: IDX (MNIST, Fashion-MNIST), CIFAR binary,
-//! LIBSVM text and numeric CSV.
+//! LIBSVM text, numeric CSV and NumPy .npy.
 //!
 //! Dense readers return samples as the COLUMNS of an n×m column-major matrix (features ×
 //! samples, raw values: pixels stay 0..255, scaling is a later preprocessing step) plus one
@@ -10,6 +10,7 @@ pub mod cifar;
 pub mod csv;
 pub mod idx;
 pub mod libsvm;
+pub mod npy;
 mod open;
 pub mod sparse;
 

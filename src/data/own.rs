@@ -1,0 +1,425 @@
+//! A researcher's own data file: `[data] source = "x.csv"` (generator "file"), in CSV, LIBSVM,
+//! IDX or NumPy .npy, samples as rows (default) or columns, optionally with labels.
+//!
+//! [`resolve`] runs when the manifest loads: it finds the files (relative to the manifest's
+//! folder), hashes them (checked against `sha256` / `labels_sha256` when given, and written into
+//! the spec so that fingerprints and cache keys follow the content), reads the data once to learn
+//! n and m (checked when given) and checks the labels' count. [`file_matrix`] reads it again at
+//! run time, after checking that the digest has not changed since.
+
+use super::fetch::sha256_file;
+use super::loaders::{csv, idx, libsvm, npy, open_text};
+use super::matrix::DataMatrix;
+use super::prepare::{preprocess, KeyMismatch};
+use crate::linalg::to_f_order;
+use crate::manifest::{DataSpec, FileFormat, FilePaths, Orientation};
+use anyhow::{bail, Result};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+
+fn mismatch(key: &'static str, message: String) -> KeyMismatch {
+    KeyMismatch { key, message }
+}
+
+/// The format a file name implies, looking through a .gz or .bz2 ending.
+pub fn infer_format(path: &Path) -> Option<FileFormat> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    let name = name
+        .strip_suffix(".gz")
+        .or_else(|| name.strip_suffix(".bz2"))
+        .unwrap_or(&name);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    Some(match ext {
+        "csv" => FileFormat::Csv,
+        "libsvm" | "svm" | "svmlight" => FileFormat::Libsvm,
+        "npy" => FileFormat::Npy,
+        "idx" => FileFormat::Idx,
+        // MNIST's own names: train-images-idx3-ubyte.
+        _ if name.ends_with("-ubyte") || ext.ends_with("-ubyte") => FileFormat::Idx,
+        _ => return None,
+    })
+}
+
+/// A 64-digit hex digest, lowercased; None for anything else.
+fn normal_digest(s: &str) -> Option<String> {
+    (s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| s.to_ascii_lowercase())
+}
+
+/// `file`'s digest, checked against `expected` (the manifest's `key`) when given.
+fn digest(path: &Path, expected: Option<&str>, key: &'static str) -> Result<String, KeyMismatch> {
+    let actual = sha256_file(path).map_err(|e| mismatch(key, format!("{e:#}")))?;
+    if let Some(want) = expected {
+        let Some(want) = normal_digest(want) else {
+            return Err(mismatch(
+                key,
+                format!("{want:?} is not a SHA-256: expected 64 hexadecimal digits"),
+            ));
+        };
+        if want != actual {
+            return Err(mismatch(
+                key,
+                format!(
+                    "{}: SHA-256 mismatch: the manifest expects {want}, the file's is {actual} \
+                     (the file changed, or the checksum is wrong)",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(actual)
+}
+
+/// Which keys go with which format and orientation.
+fn check_options(spec: &DataSpec, format: FileFormat) -> Result<(), KeyMismatch> {
+    let columns = spec.orientation == Some(Orientation::Columns);
+    if format != FileFormat::Csv {
+        for (key, set) in [
+            ("data.header", spec.header.is_some()),
+            ("data.label_column", spec.label_column.is_some()),
+        ] {
+            if set {
+                return Err(mismatch(
+                    key,
+                    format!("only used with format = \"csv\", not \"{format}\": remove it (a labels file goes in `labels`)"),
+                ));
+            }
+        }
+    }
+    if format == FileFormat::Libsvm {
+        if columns {
+            return Err(mismatch(
+                "data.orientation",
+                "a LIBSVM file holds one sample per line: orientation must be \"rows\"".into(),
+            ));
+        }
+        if spec.labels.is_some() {
+            return Err(mismatch(
+                "data.labels",
+                "a LIBSVM file carries its own labels (the first field of each line): remove it"
+                    .into(),
+            ));
+        }
+    }
+    match spec.label_column {
+        Some(0) => Err(mismatch(
+            "data.label_column",
+            "label_column = 0: columns are numbered from 1".into(),
+        )),
+        Some(_) if columns => Err(mismatch(
+            "data.label_column",
+            "with orientation = \"columns\" a label column would be a label row: put the labels \
+             in a file of their own (`labels`)"
+                .into(),
+        )),
+        Some(_) if spec.labels.is_some() => Err(mismatch(
+            "data.labels",
+            "labels come from label_column already: keep one of the two".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Fill in what the files decide; `base` is the manifest's folder. Errors name the key.
+pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
+    let Some(source) = spec.source.clone() else {
+        return Err(mismatch(
+            "data.source",
+            "missing: generator = \"file\" needs source = the data file's path".into(),
+        ));
+    };
+    let data = base.join(&source);
+    let meta = std::fs::metadata(&data).map_err(|e| {
+        mismatch(
+            "data.source",
+            format!("{}: cannot read: {e}", data.display()),
+        )
+    })?;
+    if !meta.is_file() {
+        return Err(mismatch(
+            "data.source",
+            format!("{}: not a regular file", data.display()),
+        ));
+    }
+    let format = match spec.format.or_else(|| infer_format(&data)) {
+        Some(f) => f,
+        None => {
+            return Err(mismatch(
+                "data.format",
+                format!(
+                    "{}: cannot tell the format from the file name: set format = \"csv\", \
+                     \"libsvm\", \"idx\" or \"npy\"",
+                    data.display()
+                ),
+            ))
+        }
+    };
+    check_options(spec, format)?;
+    spec.format = Some(format);
+    spec.sha256 = Some(digest(&data, spec.sha256.as_deref(), "data.sha256")?);
+    let labels = spec.labels.as_ref().map(|l| base.join(l));
+    if let Some(l) = &labels {
+        spec.labels_sha256 = Some(digest(
+            l,
+            spec.labels_sha256.as_deref(),
+            "data.labels_sha256",
+        )?);
+    } else if spec.labels_sha256.is_some() {
+        return Err(mismatch(
+            "data.labels_sha256",
+            "only used with `labels`: remove it".into(),
+        ));
+    }
+    spec.paths = Some(FilePaths {
+        data: data.clone(),
+        labels,
+    });
+    let (x, labels) = read(spec).map_err(|e| match e.downcast::<KeyMismatch>() {
+        Ok(k) => k,
+        Err(e) => mismatch("data.source", format!("{e:#}")),
+    })?;
+    let noise = spec.noise_features.unwrap_or(0);
+    let plus = if noise > 0 {
+        format!(" + {noise} noise features = {}", x.n() + noise)
+    } else {
+        String::new()
+    };
+    let n = x.n() + noise;
+    if spec.n != 0 && spec.n != n {
+        return Err(mismatch(
+            "data.n",
+            format!(
+                "data.n = {} but {} has {} features{plus} (samples as {}): set data.n = {n} or \
+                 leave it out",
+                spec.n,
+                data.display(),
+                x.n(),
+                spec.orientation.unwrap_or_default()
+            ),
+        ));
+    }
+    if spec.m != 0 && spec.m != x.m() {
+        return Err(mismatch(
+            "data.m",
+            format!(
+                "data.m = {} but {} has {} samples (samples as {}): set data.m = {} or leave it \
+                 out",
+                spec.m,
+                data.display(),
+                x.m(),
+                spec.orientation.unwrap_or_default(),
+                x.m()
+            ),
+        ));
+    }
+    spec.n = n;
+    spec.m = x.m();
+    spec.content_sha256 = Some(content_digest(&x, labels.as_deref()));
+    Ok(())
+}
+
+/// SHA-256 of a matrix (features × samples, column by column) and its labels: what the runs
+/// see, independent of the file's format, orientation and name.
+fn content_digest(x: &DataMatrix, labels: Option<&[u32]>) -> String {
+    let mut h = Sha256::new();
+    h.update((x.n() as u64).to_le_bytes());
+    h.update((x.m() as u64).to_le_bytes());
+    match x {
+        DataMatrix::Dense(a) => {
+            h.update(b"dense");
+            // The transpose's logical order is a's column-major order.
+            for v in a.t().iter() {
+                h.update(v.to_bits().to_le_bytes());
+            }
+        }
+        DataMatrix::Sparse(c) => {
+            h.update(b"sparse");
+            for &p in c.indptr() {
+                h.update((p as u64).to_le_bytes());
+            }
+            for &i in c.indices() {
+                h.update(i.to_le_bytes());
+            }
+            for v in c.values() {
+                h.update(v.to_bits().to_le_bytes());
+            }
+        }
+    }
+    if let Some(l) = labels {
+        h.update(b"labels");
+        for v in l {
+            h.update(v.to_le_bytes());
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether the spec's data carries labels (a label column, a labels file, or LIBSVM).
+pub fn labelled(spec: &DataSpec) -> bool {
+    spec.label_column.is_some() || spec.labels.is_some() || spec.format == Some(FileFormat::Libsvm)
+}
+
+/// The n×m data matrix of a resolved spec, preprocessed, and its labels if it has any.
+pub fn file_matrix(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
+    let Some(paths) = &spec.paths else {
+        bail!("internal error: the data file of generator = \"file\" was not resolved");
+    };
+    // The manifest's digests go into the run's records: the file must still be that one.
+    for (path, want, key) in [
+        (Some(&paths.data), &spec.sha256, "data.source"),
+        (paths.labels.as_ref(), &spec.labels_sha256, "data.labels"),
+    ] {
+        if let (Some(path), Some(want)) = (path, want) {
+            if &sha256_file(path)? != want {
+                return Err(mismatch(
+                    key,
+                    format!(
+                        "{}: the file changed after the manifest was loaded: run again",
+                        path.display()
+                    ),
+                )
+                .into());
+            }
+        }
+    }
+    let (mut a, labels) = read(spec)?;
+    let noise = spec.noise_features.unwrap_or(0);
+    if (a.n() + noise, a.m()) != (spec.n, spec.m) {
+        bail!(
+            "{}: {} × {} now, {} × {} when the manifest was loaded",
+            paths.data.display(),
+            a.n() + noise,
+            a.m(),
+            spec.n,
+            spec.m
+        );
+    }
+    let name = spec.source.as_deref().unwrap_or("file");
+    preprocess(&mut a, &spec.preprocess, name)?;
+    Ok((a, labels))
+}
+
+/// Read the data (features × samples) and labels of a spec whose paths are set.
+fn read(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
+    let paths = spec.paths.as_ref().expect("resolved");
+    let path = &paths.data;
+    let columns = spec.orientation == Some(Orientation::Columns);
+    // Every dense reader yields the file's rows × columns; samples are its rows or columns.
+    let orient = |x: ndarray::Array2<f64>| {
+        if columns {
+            to_f_order(x.view())
+        } else {
+            to_f_order(x.t())
+        }
+    };
+    let (a, mut labels) = match spec.format.expect("resolved") {
+        FileFormat::Csv => {
+            let opts = csv::CsvOptions {
+                header: match spec.header {
+                    None => csv::Header::Auto,
+                    Some(true) => csv::Header::Present,
+                    Some(false) => csv::Header::Absent,
+                },
+                label: spec
+                    .label_column
+                    .map_or(csv::LabelColumn::None, |c| csv::LabelColumn::Index(c - 1)),
+                ..Default::default()
+            };
+            let d = csv::read_csv(path, &opts)?;
+            // The reader puts each line in a column: features × samples for "rows" already.
+            let a = if columns { to_f_order(d.x.t()) } else { d.x };
+            let labels = spec.label_column.map(|_| d.labels);
+            (DataMatrix::Dense(a), labels)
+        }
+        FileFormat::Libsvm => {
+            // A given n declares the features (trailing ones may be all zero).
+            let declared = spec
+                .n
+                .checked_sub(spec.noise_features.unwrap_or(0))
+                .filter(|&d| d > 0);
+            let d = libsvm::read_libsvm(path, declared)?;
+            (DataMatrix::Sparse(d.x), Some(d.labels))
+        }
+        FileFormat::Idx => (DataMatrix::Dense(orient(idx::read_matrix(path)?)), None),
+        FileFormat::Npy => (DataMatrix::Dense(orient(npy::read_matrix(path)?)), None),
+    };
+    if let Some(l) = &paths.labels {
+        let values = read_labels(l)?;
+        if values.len() != a.m() {
+            return Err(mismatch(
+                "data.labels",
+                format!(
+                    "{} holds {} labels but {} has {} samples: expected one label per sample",
+                    l.display(),
+                    values.len(),
+                    path.display(),
+                    a.m()
+                ),
+            )
+            .into());
+        }
+        labels = Some(classes(&values));
+    }
+    Ok((a, labels))
+}
+
+/// A labels file: a .npy vector, or text with one integer per line.
+pub fn read_labels(path: &Path) -> Result<Vec<i64>> {
+    if infer_format(path) == Some(FileFormat::Npy) {
+        return npy::read_label_values(path);
+    }
+    let (reader, kind) = open_text(path)?;
+    let mut out = Vec::new();
+    let mut blank: Option<usize> = None;
+    for (k, line) in reader.split(b'\n').enumerate() {
+        let line = line.map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot read line {}{}: {e}",
+                path.display(),
+                k + 1,
+                kind.offsets_note()
+            )
+        })?;
+        let text = String::from_utf8_lossy(&line);
+        let t = text.trim();
+        if t.is_empty() {
+            blank.get_or_insert(k + 1);
+            continue;
+        }
+        if let Some(b) = blank {
+            bail!(
+                "{}: line {b} is blank but line {} is not: expected one label per line",
+                path.display(),
+                k + 1
+            );
+        }
+        let v: i64 = t.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "{}: line {}: `{t}` is not an integer label",
+                path.display(),
+                k + 1
+            )
+        })?;
+        out.push(v);
+    }
+    if out.is_empty() {
+        bail!(
+            "{}: no labels: expected one integer per line",
+            path.display()
+        );
+    }
+    Ok(out)
+}
+
+/// Labels as class numbers 0, 1, … in increasing order of value: a split by label only needs
+/// to know which samples share one, so -1/+1 or 3/7 work as well as 0/1.
+fn classes(values: &[i64]) -> Vec<u32> {
+    let index: BTreeMap<i64, u32> = {
+        let mut distinct: Vec<i64> = values.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        distinct.into_iter().zip(0..).collect()
+    };
+    values.iter().map(|v| index[v]).collect()
+}

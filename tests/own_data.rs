@@ -1,0 +1,490 @@
+//! A researcher's own data file named by a manifest (`[data] source = "…"`), end to end through
+//! the `dpca` binary: CSV, LIBSVM and .npy files written here, found relative to the manifest's
+//! folder (not the working directory), the same matrix giving the same runs whatever its format
+//! or orientation, and clear errors for a wrong checksum, a wrong n and a wrong labels count.
+
+use dpca_bench::data::loaders::npy;
+use ndarray::{Array1, Array2, ShapeBuilder};
+use ndarray_npy::WriteNpyExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Samples × features: 60 × 8 with a decaying spectrum, every entry exact in f32 (k/64), so
+/// the f32 file holds the same matrix.
+fn samples() -> Array2<f64> {
+    Array2::from_shape_fn((60, 8), |(i, j)| {
+        let k = (i * 37 + j * 101 + i * j * 7) % 129;
+        (k as f64 - 64.0) / 64.0 * (8 - j) as f64
+    })
+}
+
+fn manifest(id: &str, data: &str, partition: &str) -> String {
+    format!(
+        r#"id = "{id}"
+paper = "mine"
+paper_file = "none"
+title = "own data {id}"
+reproduces = "nothing"
+seed = 3
+
+[data]
+{data}
+
+[partition]
+{partition}
+
+[problem]
+p = 2
+
+[stop]
+max_rounds = 300
+objective_tol = 1e-12
+
+[[methods]]
+name = "ssi"
+
+[[methods]]
+name = "faps"
+
+[profiles.quick]
+"#
+    )
+}
+
+const EVEN: &str = "scheme = \"even\"\nclients = 3";
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn npy_file(path: &Path, a: &Array2<f64>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    a.write_npy(std::fs::File::create(path).unwrap()).unwrap();
+}
+
+fn csv_text(a: &Array2<f64>, header: bool, labels: Option<&[i64]>) -> String {
+    let mut s = String::new();
+    if header {
+        let names: Vec<String> = (0..a.ncols()).map(|j| format!("f{j}")).collect();
+        s += &names.join(",");
+        if labels.is_some() {
+            s += ",label";
+        }
+        s += "\n";
+    }
+    for (i, row) in a.rows().into_iter().enumerate() {
+        let cells: Vec<String> = row.iter().map(|v| format!("{v:?}")).collect();
+        s += &cells.join(",");
+        if let Some(l) = labels {
+            s += &format!(",{}", l[i]);
+        }
+        s += "\n";
+    }
+    s
+}
+
+/// `dpca run exp/<id>.toml --profile quick` from `root` (the manifest lies in root/exp/).
+fn run(root: &Path, id: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args([
+            "run",
+            &format!("exp/{id}.toml"),
+            "--profile",
+            "quick",
+            "--threads",
+            "1",
+            "--results",
+            "results",
+            "--cache",
+            "cache",
+        ])
+        .current_dir(root)
+        .output()
+        .unwrap()
+}
+
+fn ok(root: &Path, id: &str) {
+    let out = run(root, id);
+    assert!(
+        out.status.success(),
+        "{id}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn err(root: &Path, id: &str) -> String {
+    let out = run(root, id);
+    let text = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{id} should fail, printed: {text}");
+    text
+}
+
+/// summary.csv without the columns that name the experiment or the run or time it.
+fn summary(root: &Path, id: &str) -> Vec<Vec<String>> {
+    let path = root.join(format!("results/mine/{id}/quick/summary.csv"));
+    let mut r = csv::Reader::from_path(&path).unwrap();
+    let head = r.headers().unwrap().clone();
+    let keep: Vec<usize> = (0..head.len())
+        .filter(|&k| !["experiment", "time_s", "run_id"].contains(&&head[k]))
+        .collect();
+    let mut rows = vec![keep.iter().map(|&k| head[k].to_string()).collect()];
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        rows.push(keep.iter().map(|&k| rec[k].to_string()).collect());
+    }
+    rows
+}
+
+#[test]
+fn csv_npy_f32_and_both_orientations_give_the_same_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let x = samples();
+    write(&root.join("exp/data/x.csv"), &csv_text(&x, true, None));
+    npy_file(&root.join("exp/data/x.npy"), &x);
+    // Features × samples, written in Fortran order.
+    let xt = x.t().to_owned();
+    let mut xf = Array2::<f64>::zeros(xt.raw_dim().f());
+    xf.assign(&xt);
+    npy_file(&root.join("exp/data/xt.npy"), &xf);
+    std::fs::create_dir_all(root.join("exp/data")).unwrap();
+    x.mapv(|v| v as f32)
+        .write_npy(std::fs::File::create(root.join("exp/data/x32.npy")).unwrap())
+        .unwrap();
+    for (id, data) in [
+        ("own_csv", "source = \"data/x.csv\""),
+        ("own_npy", "source = \"data/x.npy\"\nn = 8\nm = 60"),
+        (
+            "own_npyt",
+            "source = \"data/xt.npy\"\norientation = \"columns\"",
+        ),
+        ("own_npy32", "source = \"data/x32.npy\""),
+    ] {
+        write(
+            &root.join(format!("exp/{id}.toml")),
+            &manifest(id, data, EVEN),
+        );
+        ok(root, id);
+    }
+    let base = summary(root, "own_csv");
+    assert_eq!(base.len(), 3, "{base:?}");
+    for id in ["own_npy", "own_npyt", "own_npy32"] {
+        assert_eq!(summary(root, id), base, "{id} differs from the CSV's runs");
+    }
+    let report =
+        std::fs::read_to_string(root.join("results/mine/own_csv/quick/report.md")).unwrap();
+    assert!(
+        report.contains("file `data/x.csv` (csv, samples as rows"),
+        "{report}"
+    );
+    assert!(report.contains("n = 8, m = 60"), "{report}");
+
+    // Editing the file changes its digest: the stored runs are not reused.
+    let run_ids = |root: &Path| {
+        std::fs::read_to_string(root.join("results/mine/own_csv/quick/summary.csv")).unwrap()
+    };
+    let before = run_ids(root);
+    let mut y = x.clone();
+    y[[0, 0]] += 0.5;
+    write(&root.join("exp/data/x.csv"), &csv_text(&y, true, None));
+    ok(root, "own_csv");
+    let after = run_ids(root);
+    assert_ne!(before, after);
+    let json = std::fs::read_to_string(root.join("results/mine/own_csv/quick/run.json")).unwrap();
+    assert!(
+        !json.contains(&root.display().to_string()),
+        "run.json holds the absolute path"
+    );
+}
+
+#[test]
+fn libsvm_and_labelled_csv_split_by_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let x = samples();
+    let labels: Vec<i64> = (0..60).map(|i| (i % 3) as i64).collect();
+    // LIBSVM: 1-based indices, zeros left out, labels -1/+1.
+    let mut text = String::new();
+    for (i, row) in x.rows().into_iter().enumerate() {
+        text += if i % 2 == 0 { "-1" } else { "+1" };
+        for (j, v) in row.iter().enumerate() {
+            if *v != 0.0 {
+                text += &format!(" {}:{v:?}", j + 1);
+            }
+        }
+        text += "\n";
+    }
+    write(&root.join("exp/data/x.libsvm"), &text);
+    write(
+        &root.join("exp/data/xl.csv"),
+        &csv_text(&x, false, Some(&labels)),
+    );
+    let dirichlet = "scheme = \"dirichlet\"\nclients = 3\nalpha = 0.5";
+    write(
+        &root.join("exp/own_svm.toml"),
+        &manifest("own_svm", "source = \"data/x.libsvm\"", dirichlet),
+    );
+    write(
+        &root.join("exp/own_lab.toml"),
+        &manifest(
+            "own_lab",
+            "source = \"data/xl.csv\"\nheader = false\nlabel_column = 9",
+            dirichlet,
+        ),
+    );
+    // A separate labels file for the .npy data, as text and as .npy.
+    npy_file(&root.join("exp/data/x.npy"), &x);
+    let lines: String = labels.iter().map(|l| format!("{l}\n")).collect();
+    write(&root.join("exp/data/y.txt"), &lines);
+    Array1::from(labels.clone())
+        .write_npy(std::fs::File::create(root.join("exp/data/y.npy")).unwrap())
+        .unwrap();
+    write(
+        &root.join("exp/own_ytxt.toml"),
+        &manifest(
+            "own_ytxt",
+            "source = \"data/x.npy\"\nlabels = \"data/y.txt\"",
+            dirichlet,
+        ),
+    );
+    write(
+        &root.join("exp/own_ynpy.toml"),
+        &manifest(
+            "own_ynpy",
+            "source = \"data/x.npy\"\nlabels = \"data/y.npy\"",
+            dirichlet,
+        ),
+    );
+    for id in ["own_svm", "own_lab", "own_ytxt", "own_ynpy"] {
+        ok(root, id);
+    }
+    // The same matrix and labels from a label column or a labels file: the same split, the
+    // same runs.
+    assert_eq!(summary(root, "own_ytxt"), summary(root, "own_lab"));
+    assert_eq!(summary(root, "own_ynpy"), summary(root, "own_lab"));
+    assert_eq!(summary(root, "own_svm").len(), 3);
+}
+
+#[test]
+fn wrong_checksum_n_or_labels_count_are_errors_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let x = samples();
+    write(&root.join("exp/data/x.csv"), &csv_text(&x, true, None));
+    let wrong = "0".repeat(64);
+    let cases: Vec<(&str, String, Vec<String>)> = vec![
+        (
+            "bad_sha",
+            format!("source = \"data/x.csv\"\nsha256 = \"{wrong}\""),
+            vec![
+                "x.csv".into(),
+                wrong.clone(),
+                "SHA-256 mismatch".into(),
+                "key `data.sha256`".into(),
+            ],
+        ),
+        (
+            "bad_n",
+            "source = \"data/x.csv\"\nn = 9".into(),
+            vec!["x.csv".into(), "data.n = 9".into(), "8 features".into()],
+        ),
+        (
+            "bad_m",
+            "source = \"data/x.csv\"\nm = 50".into(),
+            vec!["x.csv".into(), "data.m = 50".into(), "60 samples".into()],
+        ),
+        (
+            "bad_labels",
+            "source = \"data/x.csv\"\nlabels = \"data/y.txt\"".into(),
+            vec!["y.txt".into(), "59 labels".into(), "60 samples".into()],
+        ),
+        (
+            "missing",
+            "source = \"data/nope.npy\"".into(),
+            vec!["nope.npy".into(), "key `data.source`".into()],
+        ),
+        (
+            "no_format",
+            "source = \"data/x.dat\"".into(),
+            vec!["x.dat".into(), "format".into()],
+        ),
+        (
+            "unlabelled",
+            "source = \"data/x.csv\"".into(),
+            vec!["dirichlet".into(), "label_column".into()],
+        ),
+    ];
+    let lines: String = (0..59).map(|i| format!("{}\n", i % 2)).collect();
+    write(&root.join("exp/data/y.txt"), &lines);
+    write(&root.join("exp/data/x.dat"), "1,2\n");
+    for (id, data, needles) in cases {
+        let partition = if id == "unlabelled" {
+            "scheme = \"dirichlet\"\nclients = 3\nalpha = 1.0"
+        } else {
+            EVEN
+        };
+        write(
+            &root.join(format!("exp/{id}.toml")),
+            &manifest(id, &data, partition),
+        );
+        let e = err(root, id);
+        assert!(e.contains(&format!("{id}.toml:")), "{id}: {e}");
+        for n in needles {
+            assert!(e.contains(&n), "{id}: no {n:?} in: {e}");
+        }
+    }
+    // Checked digests are accepted, in upper case too.
+    let digest = dpca_bench::data::fetch::sha256_file(&root.join("exp/data/x.csv")).unwrap();
+    write(
+        &root.join("exp/good_sha.toml"),
+        &manifest(
+            "good_sha",
+            &format!(
+                "source = \"data/x.csv\"\nsha256 = \"{}\"",
+                digest.to_uppercase()
+            ),
+            EVEN,
+        ),
+    );
+    ok(root, "good_sha");
+}
+
+/// The .npy reader's header checks, on files written by ndarray-npy and then damaged.
+#[test]
+fn npy_headers_are_checked_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.npy");
+    let x = samples();
+    npy_file(&path, &x);
+    assert_eq!(npy::read_matrix(&path).unwrap(), x);
+    let good = std::fs::read(&path).unwrap();
+    let header_end = 10 + u16::from_le_bytes([good[8], good[9]]) as usize;
+    let text = String::from_utf8_lossy(&good[10..header_end]).to_string();
+
+    let expect = |bytes: &[u8], needles: &[&str]| {
+        std::fs::write(&path, bytes).unwrap();
+        let e = format!("{:#}", npy::read_matrix(&path).unwrap_err());
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        for n in needles {
+            assert!(e.contains(n), "no {n:?} in: {e}");
+        }
+    };
+    // Truncated data, and bytes after it.
+    expect(&good[..good.len() - 3], &["truncated", "3837 follow"]);
+    let mut longer = good.clone();
+    longer.extend([0u8; 5]);
+    expect(&longer, &["5 unexpected bytes"]);
+    // Bad magic, version, header length.
+    let mut b = good.clone();
+    b[1] = b'X';
+    expect(&b, &["byte offset 0", "not a .npy file"]);
+    let mut b = good.clone();
+    b[6] = 7;
+    expect(&b, &["byte offset 6", "version 7.0"]);
+    let mut b = good.clone();
+    b[8] = 0xff;
+    b[9] = 0xff;
+    expect(&b, &["truncated", "byte offset 8"]);
+    expect(&good[..7], &["truncated at byte offset 7"]);
+    // A shape whose product overflows, one the file cannot hold, and a non-numeric dtype: the
+    // header is rewritten with the same length.
+    let with = |from: &str, to: &str| {
+        let t = text.replacen(from, to, 1);
+        let t = format!("{:width$}", t.trim_end(), width = text.len() - 1) + "\n";
+        assert_eq!(t.len(), text.len());
+        let mut b = good[..10].to_vec();
+        b.extend(t.as_bytes());
+        b.extend(&good[header_end..]);
+        b
+    };
+    expect(
+        &with("(60, 8)", "(4294967296, 4294967296)"),
+        &["shape", "overflows"],
+    );
+    expect(&with("(60, 8)", "(6000000, 8000)"), &["shape", "truncated"]);
+    expect(&with("'<f8'", "'<U8'"), &["descr", "'<U8'", "float64"]);
+    expect(&with("'<f8'", "'|O8'"), &["descr"]);
+    expect(&with("(60, 8)", "(480,)"), &["shape", "2-D"]);
+    // Integers are labels, not data.
+    let ints: Array2<i64> = Array2::from_shape_fn((3, 2), |(i, j)| (i + j) as i64);
+    ints.write_npy(std::fs::File::create(&path).unwrap())
+        .unwrap();
+    let e = format!("{:#}", npy::read_matrix(&path).unwrap_err());
+    assert!(e.contains("'<i8' is not supported"), "{e}");
+}
+
+/// A minimal manifest: id, data, partition, problem and methods only. It runs under its one
+/// profile `default` (never in a folder "paper"), and its report has no paper table.
+#[test]
+fn minimal_manifest_runs_with_defaults_and_a_plain_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    npy_file(&root.join("study/x.npy"), &samples());
+    let text = "id = \"mini\"\n\n[data]\nsource = \"x.npy\"\n\n[partition]\n\
+                scheme = \"iid\"\nclients = 2\n\n[problem]\np = 2\n\n[[methods]]\nname = \"ssi\"\n";
+    write(&root.join("study/mini.toml"), text);
+
+    let exp = dpca_bench::manifest::load(&root.join("study/mini.toml"), "default").unwrap();
+    assert_eq!(
+        (
+            exp.paper.as_str(),
+            exp.title.as_str(),
+            exp.seed,
+            exp.profile.as_str()
+        ),
+        ("study", "mini", 0, "default")
+    );
+    assert!(!exp.has_paper());
+    assert_eq!(exp.stop.max_rounds, 1000);
+
+    let dpca = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dpca"))
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap()
+    };
+    let out = dpca(&[
+        "run",
+        "study/mini.toml",
+        "--results",
+        "results",
+        "--cache",
+        "cache",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folder = root.join("results/study/mini/default");
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(report.contains("## Results\n"), "{report}");
+    for absent in ["Paper beside ours", "Reproduces", "(paper)", "scaled-down"] {
+        assert!(!report.contains(absent), "{absent:?} in: {report}");
+    }
+    assert!(!root.join("results/study/mini/paper").exists());
+    // Re-rendering finds the same profile without being told.
+    let out = dpca(&["render", "results/study/mini/default"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A profile it does not have is an error naming the one it has.
+    let out = dpca(&[
+        "run",
+        "study/mini.toml",
+        "--profile",
+        "paper",
+        "--results",
+        "results",
+    ]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("unknown profile `paper`") && e.contains("`default`"),
+        "{e}"
+    );
+}

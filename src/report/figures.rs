@@ -1,9 +1,11 @@
 //! Convergence figures from the manifest's `[[plots]]`, with the paper's values as markers.
 
+use super::plot::style::{self, Curve, Style};
 use super::plot::ticks::trim_zeros;
 use super::plot::{
     render, render_bars, render_heatmap, BarPlot, HeatMap, LinePlot, Marker, Overlay, Series,
 };
+use super::sweep_names::axis_name;
 use super::tables::paper_for;
 use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, LEAK_ERR};
 use crate::run::{describe, RunRecord, TraceRow};
@@ -63,22 +65,94 @@ fn short(exp: &Experiment, metric: &str) -> &'static str {
 fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marker> {
     let p = paper_for(exp, &r.key)?;
     let y = p.metric(&spec.y)?;
-    let x = match spec.x {
-        XAxis::Rounds => p.rounds? as f64,
-        XAxis::Seconds => p.time_s?,
+    let (x, at) = match spec.x {
+        XAxis::Rounds => (p.rounds? as f64, format!("{} rounds", p.rounds?)),
+        XAxis::Seconds => (p.time_s?, format!("{} s", p.time_s?)),
         _ => return None,
     };
+    // The paper's seconds come from its machine at its sizes: beside a scaled-down run they
+    // are a note, not a point on our axes.
+    let elsewhere = spec.x == XAxis::Seconds && exp.profile != "paper";
+    let sizes = if elsewhere {
+        " at the paper's sizes"
+    } else {
+        ""
+    };
     Some(Marker {
-        label: format!("paper: {} ({x:.4}, {y:.2e})", r.key.label).replace(".0000,", ","),
+        label: format!(
+            "paper: {}{sizes} ({at}, {} {y:.2e})",
+            r.key.label,
+            short(exp, &spec.y)
+        ),
         x,
         y,
+        colour: style::method_look(&r.key.method).map(|(c, _)| c),
+        off_scale: elsewhere,
     })
 }
 
+/// The plot's title, or the manifest's; a result of any profile but the paper's says which
+/// (a quick figure must not pass for the paper's).
 fn title(exp: &Experiment, spec: &PlotSpec) -> String {
-    spec.title
-        .clone()
-        .unwrap_or_else(|| format!("{} [{} profile]", exp.title, exp.profile))
+    let t = spec.title.clone().unwrap_or_else(|| exp.title.clone());
+    if exp.profile == "paper" {
+        t
+    } else {
+        format!("{t} ({})", exp.profile)
+    }
+}
+
+/// Index of a sweep point in the manifest's order.
+fn point_index(exp: &Experiment, point: &str) -> usize {
+    exp.points
+        .iter()
+        .position(|p| p.label == point)
+        .unwrap_or(0)
+}
+
+/// What tells a curve apart (see [`style::assign`]), owned while a figure is built.
+struct CurveKey {
+    method: String,
+    entry: String,
+    variant: String,
+    point: usize,
+}
+
+impl CurveKey {
+    /// The curve of run `r`; `metric` when the figure draws several.
+    fn of(exp: &Experiment, r: &RunRecord, metric: Option<&str>) -> Self {
+        CurveKey {
+            method: r.key.method.clone(),
+            entry: match metric {
+                Some(m) => format!("{} — {m}", r.key.label),
+                None => r.key.label.clone(),
+            },
+            variant: r.key.params.clone(),
+            point: point_index(exp, &r.key.point),
+        }
+    }
+}
+
+/// The style of each curve; `points` sweep points share the axes.
+fn styles<'k>(keys: impl IntoIterator<Item = &'k CurveKey>, points: usize) -> Vec<Style> {
+    let curves: Vec<Curve> = keys
+        .into_iter()
+        .map(|k| Curve {
+            method: &k.method,
+            entry: &k.entry,
+            variant: &k.variant,
+            point: k.point,
+        })
+        .collect();
+    style::assign(&curves, points)
+}
+
+/// `series` with the styles of `keys` (one key per series).
+fn with_styles(mut series: Vec<Series>, keys: &[CurveKey], points: usize) -> Vec<Series> {
+    for (s, st) in series.iter_mut().zip(styles(keys, points)) {
+        s.style = Some(st);
+    }
+    series
 }
 
 /// The metrics a plot draws: `y`, then `also`.
@@ -130,7 +204,7 @@ fn mean_points(runs: &[Vec<(f64, f64)>]) -> Vec<(f64, f64)> {
 fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
     let ms = metrics(spec);
     let many = ms.len() > 1;
-    let series = if exp.repeats > 1 {
+    let (series, keys): (Vec<Series>, Vec<CurveKey>) = if exp.repeats > 1 {
         // One mean line per (point, method entry, variant): seeds are the repeats.
         let mut groups: Vec<(&RunRecord, Vec<&RunRecord>)> = Vec::new();
         for r in records {
@@ -149,27 +223,34 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
                 groups.iter().map(move |(first, members)| {
                     let runs: Vec<Vec<(f64, f64)>> =
                         members.iter().map(|r| run_points(spec, r, m)).collect();
-                    Series {
+                    let s = Series {
                         label: format!(
                             "{} (mean of {})",
                             label(exp, first, many.then_some(m)),
                             members.len()
                         ),
                         points: mean_points(&runs),
-                    }
+                        style: None,
+                    };
+                    (s, CurveKey::of(exp, first, many.then_some(m)))
                 })
             })
-            .collect()
+            .unzip()
     } else {
         ms.iter()
             .flat_map(|&m| {
-                records.iter().map(move |r| Series {
-                    label: label(exp, r, many.then_some(m)),
-                    points: run_points(spec, r, m),
+                records.iter().map(move |r| {
+                    let s = Series {
+                        label: label(exp, r, many.then_some(m)),
+                        points: run_points(spec, r, m),
+                        style: None,
+                    };
+                    (s, CurveKey::of(exp, r, many.then_some(m)))
                 })
             })
-            .collect()
+            .unzip()
     };
+    let series = with_styles(series, &keys, exp.points.len());
     let mut markers: Vec<Marker> = Vec::new();
     for r in records {
         if let Some(mk) = paper_value(exp, r, spec) {
@@ -242,6 +323,8 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
         .target
         .expect("validated: rounds_to_target has a target");
     let mut series: Vec<Series> = Vec::new();
+    let mut keys: Vec<CurveKey> = Vec::new();
+    let many = !spec.also.is_empty();
     for m in metrics(spec) {
         for r in records {
             let name = format!("{} — {}", describe(&r.key), short(exp, m));
@@ -251,30 +334,32 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
                 .map_or(f64::NAN, |k| k as f64);
             match series.iter_mut().find(|s| s.label == name) {
                 Some(s) => s.points.push((x, y)),
-                None => series.push(Series {
-                    label: name,
-                    points: vec![(x, y)],
-                }),
+                None => {
+                    series.push(Series {
+                        label: name,
+                        points: vec![(x, y)],
+                        style: None,
+                    });
+                    // The sweep is the x axis: one curve spans every point.
+                    let key = CurveKey::of(exp, r, many.then_some(m));
+                    keys.push(CurveKey { point: 0, ..key });
+                }
             }
         }
     }
-    let axis = exp
-        .points
-        .first()
-        .and_then(|p| p.coords.first())
-        .map_or("sweep point".into(), |c| c.0.clone());
     LinePlot {
         title: title(exp, spec),
-        x_label: axis,
+        x_label: sweep_axis(exp),
         y_label: format!("rounds until ≤ {target:e}"),
         log_y: spec.log_y,
-        series,
+        series: with_styles(series, &keys, 1),
         markers: Vec::new(),
     }
 }
 
 fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
     let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut keys: Vec<CurveKey> = Vec::new();
     for r in records {
         let name = describe(&r.key);
         let i = exp
@@ -288,6 +373,10 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
         };
         if !groups.iter().any(|g| g.0 == name) {
             groups.push((name.clone(), vec![f64::NAN; exp.points.len()]));
+            keys.push(CurveKey {
+                point: 0,
+                ..CurveKey::of(exp, r, None)
+            });
         }
         let g = groups
             .iter_mut()
@@ -297,11 +386,7 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
     }
     BarPlot {
         title: title(exp, spec),
-        x_label: exp
-            .points
-            .first()
-            .and_then(|p| p.coords.first())
-            .map_or("sweep point".into(), |c| c.0.clone()),
+        x_label: sweep_axis(exp),
         y_label: match spec.x {
             XAxis::Seconds => "wall-clock of the method (s)".into(),
             _ => "communication rounds".into(),
@@ -309,7 +394,16 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
         log_y: spec.log_y,
         categories: exp.points.iter().map(|p| caption(exp, &p.label)).collect(),
         groups,
+        colours: styles(&keys, 1).iter().map(|s| s.colour).collect(),
     }
+}
+
+/// The name of the first sweep key, as an axis title.
+fn sweep_axis(exp: &Experiment) -> String {
+    exp.points
+        .first()
+        .and_then(|p| p.coords.first())
+        .map_or("sweep point".into(), |c| axis_name(&c.0, exp.kind))
 }
 
 /// The value of sweep key `key` at `point`, as a number.
@@ -350,7 +444,7 @@ fn heatmaps(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> Vec<(St
         v
     };
     let (xs, ys) = (values(kx), values(ky));
-    let names = label_names(&[kx.as_str(), ky.as_str()]);
+    let names = [axis_name(kx, exp.kind), axis_name(ky, exp.kind)];
     let mut methods: Vec<String> = Vec::new();
     for r in records {
         if !methods.contains(&describe(&r.key)) {
@@ -447,6 +541,8 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
             .collect()
     };
     let mut series: Vec<Series> = Vec::new();
+    // Runs' curves take their method's style; the truth's is the reference style.
+    let mut keys: Vec<Option<CurveKey>> = Vec::new();
     for name in &names {
         let truth = format!("{name}_truth");
         let suffix = if names.len() > 1 {
@@ -461,16 +557,28 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
                     series.push(Series {
                         label,
                         points: indexed(t),
+                        style: None,
                     });
+                    keys.push(None);
                 }
             }
             if let Some(v) = r.spectra.get(*name) {
                 series.push(Series {
                     label: format!("{}{suffix}", label(exp, r, None)),
                     points: indexed(v),
+                    style: None,
                 });
+                let metric = (names.len() > 1).then_some(*name);
+                keys.push(Some(CurveKey::of(exp, r, metric)));
             }
         }
+    }
+    let mut run_styles = styles(keys.iter().flatten(), exp.points.len()).into_iter();
+    for (s, k) in series.iter_mut().zip(&keys) {
+        s.style = match k {
+            Some(_) => run_styles.next(),
+            None => Some(Style::reference()),
+        };
     }
     let (x_label, y_label) = crate::problem::spectrum_axes(exp.kind);
     LinePlot {
@@ -497,6 +605,7 @@ fn param_value(variant: &str, params: &[String]) -> Option<f64> {
 /// method label and sweep point (the sparse PCA paper's fig. 3).
 fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
     let mut series: Vec<Series> = Vec::new();
+    let mut keys: Vec<CurveKey> = Vec::new();
     for r in records {
         let (Some(x), Some(last)) = (param_value(&r.key.params, &spec.params), r.trace.last())
         else {
@@ -509,12 +618,21 @@ fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LineP
         let point = (x, y_of(&spec.y, last));
         match series.iter_mut().find(|s| s.label == name) {
             Some(s) => s.points.push(point),
-            None => series.push(Series {
-                label: name,
-                points: vec![point],
-            }),
+            None => {
+                series.push(Series {
+                    label: name,
+                    points: vec![point],
+                    style: None,
+                });
+                // The swept parameter is the x axis: one curve spans its values.
+                keys.push(CurveKey {
+                    variant: String::new(),
+                    ..CurveKey::of(exp, r, None)
+                });
+            }
         }
     }
+    let mut series = with_styles(series, &keys, exp.points.len());
     for s in &mut series {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }

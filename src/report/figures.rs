@@ -62,8 +62,24 @@ fn short(exp: &Experiment, metric: &str) -> &'static str {
     }
 }
 
-fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marker> {
+/// The paper's value for run `r` as a marker, with the index of the paper result it shows (one
+/// marker per result, however many entries of a method it matches).
+fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<(usize, Marker)> {
     let p = paper_for(exp, &r.key)?;
+    let index = exp.paper_results.iter().position(|q| std::ptr::eq(q, p))?;
+    // Named by the entry it matches, or by the method's name when it matches several entries.
+    let mut entries: Vec<&str> = exp
+        .methods
+        .iter()
+        .filter(|m| m.name == r.key.method)
+        .map(|m| m.label.as_str())
+        .collect();
+    entries.dedup();
+    let name = if p.method == r.key.label || entries.len() <= 1 {
+        &r.key.label
+    } else {
+        &p.method
+    };
     let y = p.metric(&spec.y)?;
     let (x, at) = match spec.x {
         XAxis::Rounds => (p.rounds? as f64, format!("{} rounds", p.rounds?)),
@@ -78,17 +94,17 @@ fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marke
     } else {
         ""
     };
-    Some(Marker {
+    let marker = Marker {
         label: format!(
-            "paper: {}{sizes} ({at}, {} {y:.2e})",
-            r.key.label,
+            "paper: {name}{sizes} ({at}, {} {y:.2e})",
             short(exp, &spec.y)
         ),
         x,
         y,
         colour: style::method_look(&r.key.method).map(|(c, _)| c),
         off_scale: elsewhere,
-    })
+    };
+    Some((index, marker))
 }
 
 /// The plot's title, or the manifest's; a result of any profile but the paper's says which
@@ -252,9 +268,11 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
     };
     let series = with_styles(series, &keys, exp.points.len());
     let mut markers: Vec<Marker> = Vec::new();
+    let mut shown: Vec<usize> = Vec::new();
     for r in records {
-        if let Some(mk) = paper_value(exp, r, spec) {
-            if !markers.iter().any(|m| m.label == mk.label) {
+        if let Some((index, mk)) = paper_value(exp, r, spec) {
+            if !shown.contains(&index) {
+                shown.push(index);
                 markers.push(mk);
             }
         }

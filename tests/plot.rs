@@ -54,6 +54,7 @@ fn convergence_plot() -> LinePlot {
             y: 1e-6,
             ..Default::default()
         }],
+        keys: vec![],
     }
 }
 

@@ -3,13 +3,15 @@
 use super::plot::style::{self, Curve, Style};
 use super::plot::ticks::trim_zeros;
 use super::plot::{
-    render, render_bars, render_heatmap, BarPlot, HeatMap, LinePlot, Marker, Overlay, Series,
+    render, render_bars, render_heatmap, BarPlot, HeatMap, LegendKey, LinePlot, Marker, Overlay,
+    Series,
 };
 use super::sweep_names::axis_name;
 use super::tables::paper_for;
 use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, LEAK_ERR};
 use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
+use plotters::style::RGBColor;
 use std::path::{Path, PathBuf};
 
 /// The x value of a trace row; `clients` is the run's number of machines.
@@ -128,6 +130,8 @@ fn point_index(exp: &Experiment, point: &str) -> usize {
 
 /// What tells a curve apart (see [`style::assign`]), owned while a figure is built.
 struct CurveKey {
+    /// The curve's name without its sweep point, for a legend by factor.
+    name: String,
     method: String,
     entry: String,
     variant: String,
@@ -138,6 +142,10 @@ impl CurveKey {
     /// The curve of run `r`; `metric` when the figure draws several.
     fn of(exp: &Experiment, r: &RunRecord, metric: Option<&str>) -> Self {
         CurveKey {
+            name: match metric {
+                Some(m) => format!("{} — {}", describe(&r.key), short(exp, m)),
+                None => describe(&r.key),
+            },
             method: r.key.method.clone(),
             entry: match metric {
                 Some(m) => format!("{} — {m}", r.key.label),
@@ -161,6 +169,48 @@ fn styles<'k>(keys: impl IntoIterator<Item = &'k CurveKey>, points: usize) -> Ve
         })
         .collect();
     style::assign(&curves, points)
+}
+
+/// Curves beyond this many over several sweep points get a legend by factor.
+const FACTOR_LEGEND_FROM: usize = 7;
+
+/// A sweep's many curves explained by factor: one line per method entry in its colour and dash,
+/// one marker per sweep point in greys running dark to light as the curves' shades do. Empty
+/// (a legend per curve) for few curves, or when an entry's parameter variants also take
+/// shades.
+fn legend_by_factor(exp: &Experiment, series: &[Series], keys: &[CurveKey]) -> Vec<LegendKey> {
+    let points = exp.points.len();
+    if points < 2 || series.len() < FACTOR_LEGEND_FROM {
+        return Vec::new();
+    }
+    let mut lines: Vec<LegendKey> = Vec::new();
+    for (s, k) in series.iter().zip(keys) {
+        let variants_shaded = keys
+            .iter()
+            .any(|o| o.method == k.method && o.entry == k.entry && o.variant != k.variant);
+        if variants_shaded {
+            return Vec::new();
+        }
+        let Some(st) = s.style else {
+            return Vec::new();
+        };
+        if !lines.iter().any(|l| l.label == k.name) {
+            lines.push(LegendKey {
+                label: k.name.clone(),
+                colour: style::method_look(&k.method).map_or(st.colour, |(c, _)| c),
+                dash: Some(st.dash),
+                shape: None,
+            });
+        }
+    }
+    let grey = RGBColor(90, 90, 90);
+    lines.extend(exp.points.iter().enumerate().map(|(i, p)| LegendKey {
+        label: caption(exp, &p.label),
+        colour: style::shade(grey, i, points),
+        dash: None,
+        shape: Some(style::SHAPES[i % style::SHAPES.len()]),
+    }));
+    lines
 }
 
 /// `series` with the styles of `keys` (one key per series).
@@ -267,6 +317,7 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
             .unzip()
     };
     let series = with_styles(series, &keys, exp.points.len());
+    let legend = legend_by_factor(exp, &series, &keys);
     let mut markers: Vec<Marker> = Vec::new();
     let mut shown: Vec<usize> = Vec::new();
     for r in records {
@@ -288,6 +339,7 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
         log_y: spec.log_y,
         series,
         markers,
+        keys: legend,
     }
 }
 
@@ -372,6 +424,7 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
         log_y: spec.log_y,
         series: with_styles(series, &keys, 1),
         markers: Vec::new(),
+        keys: Vec::new(),
     }
 }
 
@@ -606,6 +659,7 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
         log_y: spec.log_y,
         series,
         markers: Vec::new(),
+        keys: Vec::new(),
     }
 }
 
@@ -661,6 +715,7 @@ fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LineP
         log_y: spec.log_y,
         series,
         markers: Vec::new(),
+        keys: Vec::new(),
     }
 }
 
@@ -732,6 +787,54 @@ mod tests {
             captions("experiments/faps/fig2_m.toml"),
             ["m=160000", "m=192000", "m=224000", "m=256000"]
         );
+    }
+}
+
+#[cfg(test)]
+mod legend_tests {
+    use super::*;
+    use crate::manifest;
+
+    #[test]
+    fn many_curves_of_a_sweep_get_a_legend_by_factor() {
+        let exp = manifest::load(Path::new("experiments/faps/fig2_n.toml"), "paper")
+            .expect("committed manifest loads");
+        let mut keys = Vec::new();
+        for point in 0..exp.points.len() {
+            for (method, label) in [
+                ("ssi", "SSI"),
+                ("localpower", "LocalPower"),
+                ("faps", "FAPS"),
+            ] {
+                keys.push(CurveKey {
+                    name: label.into(),
+                    method: method.into(),
+                    entry: label.into(),
+                    variant: String::new(),
+                    point,
+                });
+            }
+        }
+        let series = with_styles(vec![Series::default(); keys.len()], &keys, exp.points.len());
+        let legend = legend_by_factor(&exp, &series, &keys);
+        let labels: Vec<&str> = legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "SSI",
+                "LocalPower",
+                "FAPS",
+                "n=2000",
+                "n=3000",
+                "n=4000",
+                "n=5000"
+            ]
+        );
+        // Methods in their colour without marker; points as markers without line.
+        assert_eq!(legend[2].colour, style::method_look("faps").unwrap().0);
+        assert!(legend[2].shape.is_none() && legend[3].dash.is_none());
+        // Few curves keep one entry per curve.
+        assert!(legend_by_factor(&exp, &series[..3], &keys[..3]).is_empty());
     }
 }
 

@@ -65,6 +65,19 @@ pub struct LinePlot {
     pub log_y: bool,
     pub series: Vec<Series>,
     pub markers: Vec<Marker>,
+    /// When not empty, the legend shows these instead of one entry per series: a legend by
+    /// factor (colour = method, marker = sweep point) stays short where the curves are many.
+    pub keys: Vec<LegendKey>,
+}
+
+/// A legend entry of a [`LinePlot`]'s `keys`: a line without marker (`shape: None`) or a marker
+/// without line (`dash: None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendKey {
+    pub label: String,
+    pub colour: RGBColor,
+    pub dash: Option<&'static [f64]>,
+    pub shape: Option<Shape>,
 }
 
 /// Grouped bars: one group of bars per category (e.g. sweep point `n=2000`), one bar per
@@ -751,10 +764,11 @@ fn draw_note<DB: DrawingBackend>(cv: &Canvas<DB>, f: &Frame, note: &str) -> Resu
 // Legend
 
 enum Swatch {
+    /// A line (if `dash`) with a marker (if `shape`).
     Line {
         color: RGBColor,
-        dash: &'static [f64],
-        shape: Shape,
+        dash: Option<&'static [f64]>,
+        shape: Option<Shape>,
     },
     Paper {
         color: RGBColor,
@@ -902,10 +916,12 @@ fn legend_entry<DB: DrawingBackend>(
     let mid = ((sx0 + sx1) / 2.0, cy);
     match *swatch {
         Swatch::Line { color, dash, shape } => {
-            for piece in dashed(&[(sx0, cy), (sx1, cy)], dash) {
+            for piece in dash.map_or(vec![], |d| dashed(&[(sx0, cy), (sx1, cy)], d)) {
                 cv.path(&piece, color, LINE_WIDTH)?;
             }
-            cv.shape(shape, mid, MARKER_RADIUS, color, None)?;
+            if let Some(shape) = shape {
+                cv.shape(shape, mid, MARKER_RADIUS, color, None)?;
+            }
         }
         Swatch::Paper { color, shape } => {
             cv.shape(
@@ -1124,12 +1140,24 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
         } else {
             s.label.clone()
         };
+        if plot.keys.is_empty() {
+            legend.entries.push((
+                label,
+                Swatch::Line {
+                    color: c,
+                    dash: Some(dash),
+                    shape: Some(shape),
+                },
+            ));
+        }
+    }
+    for k in &plot.keys {
         legend.entries.push((
-            label,
+            k.label.clone(),
             Swatch::Line {
-                color: c,
-                dash,
-                shape,
+                color: k.colour,
+                dash: k.dash,
+                shape: k.shape,
             },
         ));
     }

@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use dpca_bench::data::prepare::DatasetAbsent;
 use dpca_bench::manifest::{self, ManifestError};
-use dpca_bench::methods::registry;
+use dpca_bench::methods::{describe, registry};
 use dpca_bench::run::{self, Options, Progress};
 use dpca_bench::util::FolderLock;
 use dpca_bench::{linalg, report};
@@ -44,6 +44,23 @@ enum Command {
         /// Folder searched recursively for *.toml manifests.
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
+    },
+    /// List the methods, or one method's parameters with their types, defaults and meanings.
+    ///
+    /// Without NAME: every registered method with its problem family, whether it is
+    /// centralised (runs on one client holding all the data, its rounds are iterations), what it
+    /// is and the paper that defines it. With NAME: the parameters a manifest may set in
+    /// `[[methods]] params = { ... }` (a list sweeps), each with its type, the default a run
+    /// uses when it is left out, and its meaning. An unknown NAME exits with status 2 and the
+    /// nearest names.
+    ///
+    /// Examples:
+    ///   dpca methods
+    ///   dpca methods faps
+    #[command(verbatim_doc_comment)]
+    Methods {
+        /// A method's registered name (as in a manifest's `name = "..."`).
+        name: Option<String>,
     },
     /// Run one or more manifests and write their results.
     ///
@@ -185,9 +202,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            // Bad user input (manifest, parameters) exits 2; anything else 1.
+            // Bad user input (manifest, parameters, names) exits 2; anything else 1.
             if e.chain()
-                .any(|c| c.downcast_ref::<ManifestError>().is_some())
+                .any(|c| c.is::<ManifestError>() || c.is::<UsageError>())
             {
                 ExitCode::from(2)
             } else {
@@ -200,6 +217,11 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::List { experiments } => list(&experiments),
+        Command::Methods { name: None } => {
+            print!("{}", methods_table());
+            Ok(())
+        }
+        Command::Methods { name: Some(name) } => method_params(&name),
         Command::Run { manifests, common } => {
             let opts = setup(&common)?;
             let progress = Progress::new();
@@ -341,6 +363,138 @@ fn list(dir: &Path) -> Result<()> {
     for (name, why) in registry::PLANNED {
         println!("  {name:<12} not implemented yet: {why}");
     }
+    Ok(())
+}
+
+/// A mistake in the command line itself (an unknown name): exit status 2, like a bad manifest.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Rows of left-aligned columns, each as wide as its widest cell; the last column is not padded.
+fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i + 1 == row.len() {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = width[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `dpca methods`: one row per method, its paper on a second line under the about.
+fn methods_table() -> String {
+    let mut rows = vec![vec![
+        "NAME".to_string(),
+        "FAMILY".into(),
+        "CENTRALISED".into(),
+        "ABOUT / PAPER".into(),
+    ]];
+    for m in registry::METHODS {
+        let central = if m.centralised { "yes" } else { "no" };
+        rows.push(vec![
+            m.name.into(),
+            m.family.to_string(),
+            central.into(),
+            m.about.into(),
+        ]);
+        rows.push(vec![
+            String::new(),
+            String::new(),
+            String::new(),
+            m.paper.into(),
+        ]);
+    }
+    let mut out = columns(&rows);
+    for (name, why) in registry::PLANNED {
+        out.push_str(&format!("{name}: not implemented yet: {why}\n"));
+    }
+    out.push_str(
+        "\n`dpca methods NAME` lists a method's parameters, their defaults and meanings.\n",
+    );
+    out
+}
+
+/// `dpca methods NAME`: the method, then a table of its parameters.
+fn method_params(name: &str) -> Result<()> {
+    let m = registry::lookup(name)
+        .or_else(|| {
+            registry::METHODS
+                .iter()
+                .find(|e| e.name.eq_ignore_ascii_case(name))
+        })
+        .ok_or_else(|| {
+            let near = describe::closest(name);
+            let hint = if near.is_empty() {
+                "none is close".to_string()
+            } else {
+                format!("closest: {}", near.join(", "))
+            };
+            UsageError(format!(
+                "unknown method `{name}` ({hint}); `dpca methods` lists them all"
+            ))
+        })?;
+    let runs = if m.centralised {
+        "centralised: runs on one client holding all the data, its rounds are iterations"
+    } else {
+        "distributed over the manifest's clients"
+    };
+    println!("{} — {}", m.name, m.about);
+    println!("  family: {}; {runs}", m.family);
+    println!("  paper:  {}", m.paper);
+    let params = describe::params(m).map_err(anyhow::Error::msg)?;
+    if params.is_empty() {
+        println!("\nno parameters");
+        return Ok(());
+    }
+    println!("\nparameters (set in a manifest's [[methods]] params = {{ ... }}; a list sweeps):");
+    // A list value would sweep, so a list-valued parameter is written inside another list.
+    if let Some(p) = params.iter().find(|p| p.ty.starts_with("list")) {
+        println!(
+            "(a list-valued one is wrapped in a list: {} = [[...]])",
+            p.name
+        );
+    }
+    println!();
+    let mut rows = vec![vec![
+        "NAME".to_string(),
+        "TYPE".into(),
+        "DEFAULT".into(),
+        "MEANING".into(),
+    ]];
+    rows.extend(
+        params
+            .into_iter()
+            .map(|p| vec![p.name, p.ty, p.default, p.meaning.to_string()]),
+    );
+    print!("{}", columns(&rows));
     Ok(())
 }
 

@@ -35,21 +35,26 @@ fn convergence_plot() -> LinePlot {
             Series {
                 label: "FAPS".into(),
                 points: geometric(0.72, 90, 3e-15),
+                ..Default::default()
             },
             Series {
                 label: "DSA (η=0.1)".into(),
                 points: geometric(0.86, 120, 1e-15),
+                ..Default::default()
             },
             Series {
                 label: "centralised power method".into(),
                 points: geometric(0.55, 60, 2e-15),
+                ..Default::default()
             },
         ],
         markers: vec![Marker {
             label: "paper: FAPS 42 it".into(),
             x: 42.0,
             y: 1e-6,
+            ..Default::default()
         }],
+        keys: vec![],
     }
 }
 
@@ -157,6 +162,7 @@ fn empty_nan_and_single_point_inputs_render() {
     let nan = Series {
         label: "all NaN".into(),
         points: vec![(f64::NAN, f64::NAN); 5],
+        ..Default::default()
     };
     let cases = [
         ("no_series", base.clone()),
@@ -166,6 +172,7 @@ fn empty_nan_and_single_point_inputs_render() {
                 series: vec![Series {
                     label: "empty".into(),
                     points: vec![],
+                    ..Default::default()
                 }],
                 ..base.clone()
             },
@@ -183,11 +190,13 @@ fn empty_nan_and_single_point_inputs_render() {
                 series: vec![Series {
                     label: "zeros".into(),
                     points: vec![(0.0, 0.0), (1.0, -1.0)],
+                    ..Default::default()
                 }],
                 markers: vec![Marker {
                     label: "paper: nowhere".into(),
                     x: f64::NAN,
                     y: 0.0,
+                    ..Default::default()
                 }],
                 ..base.clone()
             },
@@ -199,6 +208,7 @@ fn empty_nan_and_single_point_inputs_render() {
                     Series {
                         label: "one".into(),
                         points: vec![(3.0, 1e-6)],
+                        ..Default::default()
                     },
                     nan,
                 ],
@@ -212,6 +222,7 @@ fn empty_nan_and_single_point_inputs_render() {
                 series: vec![Series {
                     label: "one".into(),
                     points: vec![(1e3, 0.5)],
+                    ..Default::default()
                 }],
                 ..base.clone()
             },
@@ -221,6 +232,7 @@ fn empty_nan_and_single_point_inputs_render() {
             LinePlot {
                 series: vec![Series {
                     label: "broken".into(),
+                    style: None,
                     points: vec![
                         (0.0, 1.0),
                         (1.0, f64::INFINITY),
@@ -248,6 +260,7 @@ fn many_series_linear_axes() {
     let series = (0..10)
         .map(|i| Series {
             label: format!("method {i}"),
+            style: None,
             points: (0..400)
                 .map(|t| {
                     (
@@ -295,6 +308,8 @@ fn bar_charts_render() {
             ("DSA (η=0.1)".into(), vec![88.0, 97.0, f64::NAN, 131.0]),
             ("centralised power".into(), vec![20.0, 22.0, 25.0]),
         ],
+        // No method colours: the palette by position.
+        colours: vec![],
     };
     render_bars(&plot, &dir.join("bars")).unwrap();
     let texts = svg_texts(&String::from_utf8(read(&dir.join("bars.svg"))).unwrap());
@@ -367,11 +382,13 @@ fn noisy_zigzag_lines_render() {
         series: vec![
             Series {
                 label: "SGD-like".into(),
+                style: None,
                 points,
             },
             Series {
                 label: "smooth".into(),
                 points: geometric(0.95, 300, 1e-12),
+                ..Default::default()
             },
         ],
         ..Default::default()

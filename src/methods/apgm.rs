@@ -55,6 +55,28 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("lambda", "weight λ of ‖S‖₁; unset: 1/√max(n, m)"),
+        (
+            "mu0_factor",
+            "start of the continuation μ₀ = mu0_factor·‖M‖₂",
+        ),
+        (
+            "mu_bar_factor",
+            "floor of the continuation μ̄ = mu_bar_factor·‖M‖₂",
+        ),
+        ("eta", "continuation μ_{k+1} = max(eta·μ_k, μ̄)"),
+        (
+            "lipschitz",
+            "Lipschitz constant τ of the smooth part's gradient in (L, S)",
+        ),
+        (
+            "tol",
+            "own criterion: the subgradient residual falls below tol",
+        ),
+        ("max_iters", "iterations before the method stops by itself"),
+    ];
+
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

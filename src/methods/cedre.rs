@@ -93,6 +93,15 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("eta", "fixed step size η; unset: searched over eta_grid in the first round"),
+        ("eta_grid", "candidate step sizes of that search, in units of 1/λ̂"),
+        ("steps_per_sample", "local steps per round m = steps_per_sample·n_k (paper: 5)"),
+        ("stochastic", "single-sample local gradients (the paper's runs); false: the full local A_k"),
+        ("combine", "how iterates are combined: option I \"random\", II \"sign_average\" (the paper's), III \"geodesic_average\""),
+        ("restart_rounds", "RST-CEDRE: restart from a random local iterate every S rounds; unset: CEDRE"),
+    ];
+
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

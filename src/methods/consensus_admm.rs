@@ -59,6 +59,35 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        (
+            "beta0",
+            "penalty β_i = beta0·‖A_i‖₂²; > 2, else the local recursion does not contract",
+        ),
+        (
+            "z_iters",
+            "ManPG iterations of the server's Z-step per round",
+        ),
+        ("z_tol", "tolerance of the Z-step (per √(np))"),
+        (
+            "line_search",
+            "the Armijo backtracking of the ManPG step: a table, all three keys required",
+        ),
+        (
+            "line_search.armijo",
+            "sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t",
+        ),
+        ("line_search.shrink", "backtracking factor γ: α ← γα"),
+        (
+            "line_search.max_backtracks",
+            "backtracks before the step is taken anyway",
+        ),
+        (
+            "power_iters",
+            "power steps each client spends estimating ‖A_i‖₂",
+        ),
+    ];
+
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         super::manpg::check_line_search(&self.line_search)?;

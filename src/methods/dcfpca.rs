@@ -98,6 +98,16 @@ impl<D: Defaults> Default for Params<D> {
 }
 
 impl<D: Defaults> super::Params for Params<D> {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("local_steps", "local steps K per round"),
+        ("eta0", "step size η_t = eta0/√(t+1)"),
+        ("lambda", "weight λ of ‖S‖₁"),
+        ("rho_scale", "factor penalty ρ = rho_scale/√min(n, m)"),
+        ("tol", "own criterion: ‖U_t − U_{t−1}‖_F/‖U_{t−1}‖_F < tol"),
+        ("max_rounds", "rounds before the method stops by itself"),
+        ("inner_sweeps", "alternating (V, S) sweeps per local step"),
+    ];
+
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

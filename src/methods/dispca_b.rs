@@ -66,6 +66,11 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[(
+        "xi",
+        "sketch width ξ: columns of the shared Gaussian Ω (capped at D)",
+    )];
+
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.xi == 0 {
             return Err(("xi", "must be at least 1".into()));

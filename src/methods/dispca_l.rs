@@ -53,6 +53,11 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[(
+        "t",
+        "scaled singular vectors each machine sends (capped at min(D, n_k))",
+    )];
+
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.t == 0 {
             return Err(("t", "must be at least 1".into()));

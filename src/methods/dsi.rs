@@ -114,6 +114,14 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("gap_factor", "shift margin δ̂ = gap_factor·machine 1's local eigengap; shift λ = ρ̂ + δ̂"),
+        ("mu", "preconditioner regularisation μ; unset: √(b₁λ₁(A_1) ln D / n₁)"),
+        ("solver", "inner solver: \"gd\" (preconditioned steepest descent) or \"cg\" (conjugate gradients)"),
+        ("inner_tol", "the inner solve stops at ‖r_t‖ ≤ inner_tol·‖r_0‖"),
+        ("max_inner", "inner iterations (two rounds each) per outer iteration, at most"),
+    ];
+
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

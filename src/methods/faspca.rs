@@ -63,6 +63,26 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        (
+            "lambda",
+            "weight λ of ‖z‖₁ (the master's soft threshold is λ/(Kρ))",
+        ),
+        (
+            "lambda_per_loading",
+            "one λ per loading, overriding lambda; empty: lambda for all",
+        ),
+        ("rho", "ADMM penalty ρ"),
+        (
+            "tol",
+            "a loading stops when the primal residual and the change of z are both ≤ tol",
+        ),
+        (
+            "max_rounds_per_loading",
+            "rounds after which a loading other than the last stops regardless",
+        ),
+    ];
+
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));

@@ -148,6 +148,45 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        (
+            "lambda1",
+            "weight λ1 of the smoothed ℓ1 at the workers (paper: 10; 10–50 synthetic)",
+        ),
+        (
+            "lambda2",
+            "weight λ2 of ‖z‖₁ at the master (paper: 30; 100–300 synthetic)",
+        ),
+        (
+            "rho",
+            "ADMM penalty ρ (paper: 1000); needs ρ ≳ 2‖C_i‖ to converge",
+        ),
+        ("mu", "smoothing width μ of ψ_μ (paper: 1e-3)"),
+        (
+            "inner_max",
+            "Riemannian gradient steps per worker and round, at most",
+        ),
+        (
+            "inner_tol",
+            "a worker stops when ‖grad‖_F fell by inner_tol within the round",
+        ),
+        ("armijo_c1", "constant c1 of the Armijo condition (15)"),
+        ("backtrack", "step reduction factor of the backtracking"),
+        (
+            "tol",
+            "own criterion: consensus error and change of z both ≤ tol",
+        ),
+        (
+            "max_rounds_per_stage",
+            "rounds after which a deflation stage (not the last) ends regardless",
+        ),
+        ("stage_size", "loadings per deflation stage; 0: all at once"),
+        (
+            "lambda2_per_stage",
+            "λ2 of each deflation stage; empty: lambda2 for every stage",
+        ),
+    ];
+
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -53,6 +53,15 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("lambda", "weight λ of ‖S‖₁; unset: 1/√max(n, m)"),
+        ("mu0_factor", "start μ₀ = mu0_factor/‖M‖₂"),
+        ("rho", "growth μ_{k+1} = min(ρμ_k, μ̄)"),
+        ("mu_bar_factor", "ceiling μ̄ = mu_bar_factor·μ₀"),
+        ("tol", "own criterion ‖M − L − S‖_F/‖M‖_F < tol"),
+        ("max_iters", "iterations before the method stops by itself"),
+    ];
+
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -67,6 +67,14 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        (
+            "local_tol",
+            "the local solve stops at ‖grad f̃‖ ≤ local_tol·‖∇̃F(θ_s)‖",
+        ),
+        ("max_local_steps", "local gradient steps per round, at most"),
+    ];
+
     // `!(x >= 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

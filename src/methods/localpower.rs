@@ -55,6 +55,22 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        (
+            "q0",
+            "local power steps per communication at the start (FAPS §5.3: 8)",
+        ),
+        (
+            "decay",
+            "halve q every halve_every communications until it reaches 1",
+        ),
+        ("halve_every", "communications between halvings of q"),
+        (
+            "align",
+            "alignment of local bases: \"procrustes\" (4), \"sign\" (5) or \"none\"",
+        ),
+    ];
+
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.q0 == 0 {
             return Err(("q0", "must be >= 1".into()));

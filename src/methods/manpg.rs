@@ -172,6 +172,28 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("t_scale", "step t = t_scale / Σ_i ‖A_i‖₂²"),
+        (
+            "line_search",
+            "the Armijo backtracking of the ManPG step: a table, all three keys required",
+        ),
+        (
+            "line_search.armijo",
+            "sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t",
+        ),
+        ("line_search.shrink", "backtracking factor γ: α ← γα"),
+        (
+            "line_search.max_backtracks",
+            "backtracks before the step is taken anyway",
+        ),
+        ("tol", "own criterion ‖D‖_F ≤ tol·√(np)"),
+        (
+            "power_iters",
+            "power steps each client spends estimating ‖A_i‖₂² (first round)",
+        ),
+    ];
+
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         check_line_search(&self.line_search)?;

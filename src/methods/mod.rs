@@ -11,6 +11,7 @@ pub mod apgm;
 pub mod cedre;
 pub mod consensus_admm;
 pub mod dcfpca;
+pub mod describe;
 pub mod dispca_b;
 pub mod dispca_l;
 pub mod dsi;
@@ -23,6 +24,7 @@ pub mod ialm;
 pub mod ilea;
 pub mod localpower;
 pub mod manpg;
+pub mod param_probe;
 pub mod pca;
 pub mod registry;
 pub mod rgd;
@@ -78,6 +80,11 @@ pub struct ClientSetup<'a, 's> {
 
 /// A method's parameters: every one settable in a manifest's `params`, with defaults.
 pub trait Params: Serialize + DeserializeOwned + Default {
+    /// One line of meaning per parameter, `(name, meaning)` in declaration order; a nested
+    /// table's keys as `table.key`. `dpca methods NAME` prints them, and a test checks they
+    /// name exactly the fields of the type.
+    const DOCS: &'static [(&'static str, &'static str)];
+
     /// Reject values no run could use: (parameter, what is wrong).
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         Ok(())
@@ -89,7 +96,9 @@ pub trait Params: Serialize + DeserializeOwned + Default {
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
-impl Params for NoParams {}
+impl Params for NoParams {
+    const DOCS: &'static [(&'static str, &'static str)] = &[];
+}
 
 /// A method: its parameter type and how its server and each client are built.
 pub trait Method {

@@ -3,7 +3,8 @@
 use super::StepInfo;
 use super::{
     apgm, cedre, consensus_admm, dcfpca, dispca_b, dispca_l, dsi, dssal1, faps, faspca, fsspca,
-    ialm, ilea, localpower, manpg, pca, rgd, ssi, ClientSetup, Method, Params, Server, ServerSetup,
+    ialm, ilea, localpower, manpg, param_probe, pca, rgd, ssi, ClientSetup, Method, Params, Server,
+    ServerSetup,
 };
 use crate::data::matrix::Block;
 use crate::fed::{Client, LocalNetwork, Message};
@@ -21,6 +22,10 @@ pub struct Entry {
     pub centralised: bool,
     /// Check a manifest's `params`; the resolved parameters, defaults included.
     pub check: fn(&toml::Table) -> std::result::Result<serde_json::Value, ParamError>,
+    /// One line of meaning per parameter (its `Params::DOCS`).
+    pub docs: &'static [(&'static str, &'static str)],
+    /// The parameters and their types, read from its `Params` type.
+    pub fields: fn() -> Vec<param_probe::Field>,
     /// Build the server and one client per block from resolved parameters.
     pub build: for<'a> fn(&serde_json::Value, Start<'_>, Vec<Block<'a>>) -> Result<Built<'a>>,
 }
@@ -52,6 +57,8 @@ const fn entry<M: Method>(
         about,
         centralised,
         check: check::<M::Params>,
+        docs: <M::Params as Params>::DOCS,
+        fields: param_probe::fields::<M::Params>,
         build: build::<M>,
     }
 }
@@ -207,10 +214,7 @@ pub fn unknown(name: &str) -> String {
     match PLANNED.iter().find(|(n, _)| *n == name) {
         Some((_, about)) => format!("`{name}` is not implemented yet: {about}"),
         None => {
-            let close = METHODS
-                .iter()
-                .map(|e| e.name)
-                .find(|n| n.eq_ignore_ascii_case(name));
+            let close = super::describe::closest(name).into_iter().next();
             let hint = close.map_or(String::new(), |n| format!(" (did you mean `{n}`?)"));
             format!(
                 "unknown method `{name}`{hint}; known: {}",

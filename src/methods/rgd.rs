@@ -47,6 +47,14 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
+    const DOCS: &'static [(&'static str, &'static str)] = &[
+        ("step", "step η = step/λ̂ (λ̂: the start's Rayleigh quotient)"),
+        (
+            "momentum",
+            "Nesterov momentum on the sphere; false: plain Riemannian gradient descent",
+        ),
+    ];
+
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if !(self.step > 0.0 && self.step <= 10.0) {
             return Err(("step", "must lie in (0, 10]".into()));

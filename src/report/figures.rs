@@ -1,13 +1,17 @@
 //! Convergence figures from the manifest's `[[plots]]`, with the paper's values as markers.
 
+use super::plot::style::{self, Curve, Style};
 use super::plot::ticks::trim_zeros;
 use super::plot::{
-    render, render_bars, render_heatmap, BarPlot, HeatMap, LinePlot, Marker, Overlay, Series,
+    render, render_bars, render_heatmap, BarPlot, HeatMap, LegendKey, LinePlot, Marker, Overlay,
+    Series,
 };
+use super::sweep_names::axis_name;
 use super::tables::paper_for;
 use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, LEAK_ERR};
 use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
+use plotters::style::RGBColor;
 use std::path::{Path, PathBuf};
 
 /// The x value of a trace row; `clients` is the run's number of machines.
@@ -60,25 +64,161 @@ fn short(exp: &Experiment, metric: &str) -> &'static str {
     }
 }
 
-fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<Marker> {
+/// The paper's value for run `r` as a marker, with the index of the paper result it shows (one
+/// marker per result, however many entries of a method it matches).
+fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<(usize, Marker)> {
     let p = paper_for(exp, &r.key)?;
+    let index = exp.paper_results.iter().position(|q| std::ptr::eq(q, p))?;
+    // Named by the entry it matches, or by the method's name when it matches several entries.
+    let mut entries: Vec<&str> = exp
+        .methods
+        .iter()
+        .filter(|m| m.name == r.key.method)
+        .map(|m| m.label.as_str())
+        .collect();
+    entries.dedup();
+    let name = if p.method == r.key.label || entries.len() <= 1 {
+        &r.key.label
+    } else {
+        &p.method
+    };
     let y = p.metric(&spec.y)?;
-    let x = match spec.x {
-        XAxis::Rounds => p.rounds? as f64,
-        XAxis::Seconds => p.time_s?,
+    let (x, at) = match spec.x {
+        XAxis::Rounds => (p.rounds? as f64, format!("{} rounds", p.rounds?)),
+        XAxis::Seconds => (p.time_s?, format!("{} s", p.time_s?)),
         _ => return None,
     };
-    Some(Marker {
-        label: format!("paper: {} ({x:.4}, {y:.2e})", r.key.label).replace(".0000,", ","),
+    // The paper's seconds come from its machine at its sizes: beside a scaled-down run they
+    // are a note, not a point on our axes.
+    let elsewhere = spec.x == XAxis::Seconds && exp.profile != "paper";
+    let sizes = if elsewhere {
+        " at the paper's sizes"
+    } else {
+        ""
+    };
+    let marker = Marker {
+        label: format!(
+            "paper: {name}{sizes} ({at}, {} {y:.2e})",
+            short(exp, &spec.y)
+        ),
         x,
         y,
-    })
+        colour: style::method_look(&r.key.method).map(|(c, _)| c),
+        off_scale: elsewhere,
+    };
+    Some((index, marker))
 }
 
+/// The plot's title, or the manifest's; a result of any profile but the paper's says which
+/// (a quick figure must not pass for the paper's).
 fn title(exp: &Experiment, spec: &PlotSpec) -> String {
-    spec.title
-        .clone()
-        .unwrap_or_else(|| format!("{} [{} profile]", exp.title, exp.profile))
+    let t = spec.title.clone().unwrap_or_else(|| exp.title.clone());
+    if exp.profile == "paper" {
+        t
+    } else {
+        format!("{t} ({})", exp.profile)
+    }
+}
+
+/// Index of a sweep point in the manifest's order.
+fn point_index(exp: &Experiment, point: &str) -> usize {
+    exp.points
+        .iter()
+        .position(|p| p.label == point)
+        .unwrap_or(0)
+}
+
+/// What tells a curve apart (see [`style::assign`]), owned while a figure is built.
+struct CurveKey {
+    /// The curve's name without its sweep point, for a legend by factor.
+    name: String,
+    method: String,
+    entry: String,
+    variant: String,
+    point: usize,
+}
+
+impl CurveKey {
+    /// The curve of run `r`; `metric` when the figure draws several.
+    fn of(exp: &Experiment, r: &RunRecord, metric: Option<&str>) -> Self {
+        CurveKey {
+            name: match metric {
+                Some(m) => format!("{} — {}", describe(&r.key), short(exp, m)),
+                None => describe(&r.key),
+            },
+            method: r.key.method.clone(),
+            entry: match metric {
+                Some(m) => format!("{} — {m}", r.key.label),
+                None => r.key.label.clone(),
+            },
+            variant: r.key.params.clone(),
+            point: point_index(exp, &r.key.point),
+        }
+    }
+}
+
+/// The style of each curve; `points` sweep points share the axes.
+fn styles<'k>(keys: impl IntoIterator<Item = &'k CurveKey>, points: usize) -> Vec<Style> {
+    let curves: Vec<Curve> = keys
+        .into_iter()
+        .map(|k| Curve {
+            method: &k.method,
+            entry: &k.entry,
+            variant: &k.variant,
+            point: k.point,
+        })
+        .collect();
+    style::assign(&curves, points)
+}
+
+/// Curves beyond this many over several sweep points get a legend by factor.
+const FACTOR_LEGEND_FROM: usize = 7;
+
+/// A sweep's many curves explained by factor: one line per method entry in its colour and dash,
+/// one marker per sweep point in greys running dark to light as the curves' shades do. Empty
+/// (a legend per curve) for few curves, or when an entry's parameter variants also take
+/// shades.
+fn legend_by_factor(exp: &Experiment, series: &[Series], keys: &[CurveKey]) -> Vec<LegendKey> {
+    let points = exp.points.len();
+    if points < 2 || series.len() < FACTOR_LEGEND_FROM {
+        return Vec::new();
+    }
+    let mut lines: Vec<LegendKey> = Vec::new();
+    for (s, k) in series.iter().zip(keys) {
+        let variants_shaded = keys
+            .iter()
+            .any(|o| o.method == k.method && o.entry == k.entry && o.variant != k.variant);
+        if variants_shaded {
+            return Vec::new();
+        }
+        let Some(st) = s.style else {
+            return Vec::new();
+        };
+        if !lines.iter().any(|l| l.label == k.name) {
+            lines.push(LegendKey {
+                label: k.name.clone(),
+                colour: style::method_look(&k.method).map_or(st.colour, |(c, _)| c),
+                dash: Some(st.dash),
+                shape: None,
+            });
+        }
+    }
+    let grey = RGBColor(90, 90, 90);
+    lines.extend(exp.points.iter().enumerate().map(|(i, p)| LegendKey {
+        label: caption(exp, &p.label),
+        colour: style::shade(grey, i, points),
+        dash: None,
+        shape: Some(style::SHAPES[i % style::SHAPES.len()]),
+    }));
+    lines
+}
+
+/// `series` with the styles of `keys` (one key per series).
+fn with_styles(mut series: Vec<Series>, keys: &[CurveKey], points: usize) -> Vec<Series> {
+    for (s, st) in series.iter_mut().zip(styles(keys, points)) {
+        s.style = Some(st);
+    }
+    series
 }
 
 /// The metrics a plot draws: `y`, then `also`.
@@ -130,7 +270,7 @@ fn mean_points(runs: &[Vec<(f64, f64)>]) -> Vec<(f64, f64)> {
 fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
     let ms = metrics(spec);
     let many = ms.len() > 1;
-    let series = if exp.repeats > 1 {
+    let (series, keys): (Vec<Series>, Vec<CurveKey>) = if exp.repeats > 1 {
         // One mean line per (point, method entry, variant): seeds are the repeats.
         let mut groups: Vec<(&RunRecord, Vec<&RunRecord>)> = Vec::new();
         for r in records {
@@ -149,31 +289,41 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
                 groups.iter().map(move |(first, members)| {
                     let runs: Vec<Vec<(f64, f64)>> =
                         members.iter().map(|r| run_points(spec, r, m)).collect();
-                    Series {
+                    let s = Series {
                         label: format!(
                             "{} (mean of {})",
                             label(exp, first, many.then_some(m)),
                             members.len()
                         ),
                         points: mean_points(&runs),
-                    }
+                        style: None,
+                    };
+                    (s, CurveKey::of(exp, first, many.then_some(m)))
                 })
             })
-            .collect()
+            .unzip()
     } else {
         ms.iter()
             .flat_map(|&m| {
-                records.iter().map(move |r| Series {
-                    label: label(exp, r, many.then_some(m)),
-                    points: run_points(spec, r, m),
+                records.iter().map(move |r| {
+                    let s = Series {
+                        label: label(exp, r, many.then_some(m)),
+                        points: run_points(spec, r, m),
+                        style: None,
+                    };
+                    (s, CurveKey::of(exp, r, many.then_some(m)))
                 })
             })
-            .collect()
+            .unzip()
     };
+    let series = with_styles(series, &keys, exp.points.len());
+    let legend = legend_by_factor(exp, &series, &keys);
     let mut markers: Vec<Marker> = Vec::new();
+    let mut shown: Vec<usize> = Vec::new();
     for r in records {
-        if let Some(mk) = paper_value(exp, r, spec) {
-            if !markers.iter().any(|m| m.label == mk.label) {
+        if let Some((index, mk)) = paper_value(exp, r, spec) {
+            if !shown.contains(&index) {
+                shown.push(index);
                 markers.push(mk);
             }
         }
@@ -189,6 +339,7 @@ fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePl
         log_y: spec.log_y,
         series,
         markers,
+        keys: legend,
     }
 }
 
@@ -242,6 +393,8 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
         .target
         .expect("validated: rounds_to_target has a target");
     let mut series: Vec<Series> = Vec::new();
+    let mut keys: Vec<CurveKey> = Vec::new();
+    let many = !spec.also.is_empty();
     for m in metrics(spec) {
         for r in records {
             let name = format!("{} — {}", describe(&r.key), short(exp, m));
@@ -251,30 +404,33 @@ fn rounds_to_target(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) ->
                 .map_or(f64::NAN, |k| k as f64);
             match series.iter_mut().find(|s| s.label == name) {
                 Some(s) => s.points.push((x, y)),
-                None => series.push(Series {
-                    label: name,
-                    points: vec![(x, y)],
-                }),
+                None => {
+                    series.push(Series {
+                        label: name,
+                        points: vec![(x, y)],
+                        style: None,
+                    });
+                    // The sweep is the x axis: one curve spans every point.
+                    let key = CurveKey::of(exp, r, many.then_some(m));
+                    keys.push(CurveKey { point: 0, ..key });
+                }
             }
         }
     }
-    let axis = exp
-        .points
-        .first()
-        .and_then(|p| p.coords.first())
-        .map_or("sweep point".into(), |c| c.0.clone());
     LinePlot {
         title: title(exp, spec),
-        x_label: axis,
+        x_label: sweep_axis(exp),
         y_label: format!("rounds until ≤ {target:e}"),
         log_y: spec.log_y,
-        series,
+        series: with_styles(series, &keys, 1),
         markers: Vec::new(),
+        keys: Vec::new(),
     }
 }
 
 fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
     let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut keys: Vec<CurveKey> = Vec::new();
     for r in records {
         let name = describe(&r.key);
         let i = exp
@@ -288,6 +444,10 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
         };
         if !groups.iter().any(|g| g.0 == name) {
             groups.push((name.clone(), vec![f64::NAN; exp.points.len()]));
+            keys.push(CurveKey {
+                point: 0,
+                ..CurveKey::of(exp, r, None)
+            });
         }
         let g = groups
             .iter_mut()
@@ -297,11 +457,7 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
     }
     BarPlot {
         title: title(exp, spec),
-        x_label: exp
-            .points
-            .first()
-            .and_then(|p| p.coords.first())
-            .map_or("sweep point".into(), |c| c.0.clone()),
+        x_label: sweep_axis(exp),
         y_label: match spec.x {
             XAxis::Seconds => "wall-clock of the method (s)".into(),
             _ => "communication rounds".into(),
@@ -309,7 +465,16 @@ fn bars(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> BarPlot {
         log_y: spec.log_y,
         categories: exp.points.iter().map(|p| caption(exp, &p.label)).collect(),
         groups,
+        colours: styles(&keys, 1).iter().map(|s| s.colour).collect(),
     }
+}
+
+/// The name of the first sweep key, as an axis title.
+fn sweep_axis(exp: &Experiment) -> String {
+    exp.points
+        .first()
+        .and_then(|p| p.coords.first())
+        .map_or("sweep point".into(), |c| axis_name(&c.0, exp.kind))
 }
 
 /// The value of sweep key `key` at `point`, as a number.
@@ -350,7 +515,7 @@ fn heatmaps(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> Vec<(St
         v
     };
     let (xs, ys) = (values(kx), values(ky));
-    let names = label_names(&[kx.as_str(), ky.as_str()]);
+    let names = [axis_name(kx, exp.kind), axis_name(ky, exp.kind)];
     let mut methods: Vec<String> = Vec::new();
     for r in records {
         if !methods.contains(&describe(&r.key)) {
@@ -447,6 +612,8 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
             .collect()
     };
     let mut series: Vec<Series> = Vec::new();
+    // Runs' curves take their method's style; the truth's is the reference style.
+    let mut keys: Vec<Option<CurveKey>> = Vec::new();
     for name in &names {
         let truth = format!("{name}_truth");
         let suffix = if names.len() > 1 {
@@ -461,16 +628,28 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
                     series.push(Series {
                         label,
                         points: indexed(t),
+                        style: None,
                     });
+                    keys.push(None);
                 }
             }
             if let Some(v) = r.spectra.get(*name) {
                 series.push(Series {
                     label: format!("{}{suffix}", label(exp, r, None)),
                     points: indexed(v),
+                    style: None,
                 });
+                let metric = (names.len() > 1).then_some(*name);
+                keys.push(Some(CurveKey::of(exp, r, metric)));
             }
         }
+    }
+    let mut run_styles = styles(keys.iter().flatten(), exp.points.len()).into_iter();
+    for (s, k) in series.iter_mut().zip(&keys) {
+        s.style = match k {
+            Some(_) => run_styles.next(),
+            None => Some(Style::reference()),
+        };
     }
     let (x_label, y_label) = crate::problem::spectrum_axes(exp.kind);
     LinePlot {
@@ -480,6 +659,7 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
         log_y: spec.log_y,
         series,
         markers: Vec::new(),
+        keys: Vec::new(),
     }
 }
 
@@ -497,6 +677,7 @@ fn param_value(variant: &str, params: &[String]) -> Option<f64> {
 /// method label and sweep point (the sparse PCA paper's fig. 3).
 fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlot {
     let mut series: Vec<Series> = Vec::new();
+    let mut keys: Vec<CurveKey> = Vec::new();
     for r in records {
         let (Some(x), Some(last)) = (param_value(&r.key.params, &spec.params), r.trace.last())
         else {
@@ -509,12 +690,21 @@ fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LineP
         let point = (x, y_of(&spec.y, last));
         match series.iter_mut().find(|s| s.label == name) {
             Some(s) => s.points.push(point),
-            None => series.push(Series {
-                label: name,
-                points: vec![point],
-            }),
+            None => {
+                series.push(Series {
+                    label: name,
+                    points: vec![point],
+                    style: None,
+                });
+                // The swept parameter is the x axis: one curve spans its values.
+                keys.push(CurveKey {
+                    variant: String::new(),
+                    ..CurveKey::of(exp, r, None)
+                });
+            }
         }
     }
+    let mut series = with_styles(series, &keys, exp.points.len());
     for s in &mut series {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
@@ -525,6 +715,7 @@ fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LineP
         log_y: spec.log_y,
         series,
         markers: Vec::new(),
+        keys: Vec::new(),
     }
 }
 
@@ -596,6 +787,54 @@ mod tests {
             captions("experiments/faps/fig2_m.toml"),
             ["m=160000", "m=192000", "m=224000", "m=256000"]
         );
+    }
+}
+
+#[cfg(test)]
+mod legend_tests {
+    use super::*;
+    use crate::manifest;
+
+    #[test]
+    fn many_curves_of_a_sweep_get_a_legend_by_factor() {
+        let exp = manifest::load(Path::new("experiments/faps/fig2_n.toml"), "paper")
+            .expect("committed manifest loads");
+        let mut keys = Vec::new();
+        for point in 0..exp.points.len() {
+            for (method, label) in [
+                ("ssi", "SSI"),
+                ("localpower", "LocalPower"),
+                ("faps", "FAPS"),
+            ] {
+                keys.push(CurveKey {
+                    name: label.into(),
+                    method: method.into(),
+                    entry: label.into(),
+                    variant: String::new(),
+                    point,
+                });
+            }
+        }
+        let series = with_styles(vec![Series::default(); keys.len()], &keys, exp.points.len());
+        let legend = legend_by_factor(&exp, &series, &keys);
+        let labels: Vec<&str> = legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "SSI",
+                "LocalPower",
+                "FAPS",
+                "n=2000",
+                "n=3000",
+                "n=4000",
+                "n=5000"
+            ]
+        );
+        // Methods in their colour without marker; points as markers without line.
+        assert_eq!(legend[2].colour, style::method_look("faps").unwrap().0);
+        assert!(legend[2].shape.is_none() && legend[3].dash.is_none());
+        // Few curves keep one entry per curve.
+        assert!(legend_by_factor(&exp, &series[..3], &keys[..3]).is_empty());
     }
 }
 

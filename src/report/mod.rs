@@ -6,6 +6,7 @@ pub mod markdown;
 pub mod plot;
 pub mod provenance;
 pub mod reload;
+pub mod sweep_names;
 pub mod tables;
 
 use crate::manifest::Experiment;

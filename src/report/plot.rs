@@ -28,6 +28,9 @@ use self::ticks::Axis;
 
 // Heat maps (cells, colour map, colour bar): `plot/heatmap.rs`.
 mod heatmap;
+// One colour and marker per method: `plot/style.rs`.
+pub mod style;
+use self::style::{Shape, Style, DASHES, PALETTE, PAPER_SHAPES};
 
 /// One line of a convergence plot: `(x, y)` in data units. Non-finite points (and, on log
 /// axes, non-positive ones) are skipped and break the line.
@@ -35,15 +38,23 @@ mod heatmap;
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// None: the palette by position in the plot.
+    pub style: Option<Style>,
 }
 
 /// A single reference point, e.g. `"paper: FAPS 42 it"`, drawn as a large hollow marker with
-/// its own legend entry. It takes the colour of the series whose label it contains.
+/// its own legend entry. Without a colour it takes that of the series whose label it contains.
+///
+/// A marker far outside the lines' range (or marked `off_scale`, e.g. the paper's cluster
+/// seconds beside a quick run's) would squash the lines into a corner: it is not drawn, and its
+/// legend entry says so.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Marker {
     pub label: String,
     pub x: f64,
     pub y: f64,
+    pub colour: Option<RGBColor>,
+    pub off_scale: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -54,6 +65,19 @@ pub struct LinePlot {
     pub log_y: bool,
     pub series: Vec<Series>,
     pub markers: Vec<Marker>,
+    /// When not empty, the legend shows these instead of one entry per series: a legend by
+    /// factor (colour = method, marker = sweep point) stays short where the curves are many.
+    pub keys: Vec<LegendKey>,
+}
+
+/// A legend entry of a [`LinePlot`]'s `keys`: a line without marker (`shape: None`) or a marker
+/// without line (`dash: None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendKey {
+    pub label: String,
+    pub colour: RGBColor,
+    pub dash: Option<&'static [f64]>,
+    pub shape: Option<Shape>,
 }
 
 /// Grouped bars: one group of bars per category (e.g. sweep point `n=2000`), one bar per
@@ -67,6 +91,8 @@ pub struct BarPlot {
     pub log_y: bool,
     pub categories: Vec<String>,
     pub groups: Vec<(String, Vec<f64>)>,
+    /// Colour of each group; empty: the palette by position.
+    pub colours: Vec<RGBColor>,
 }
 
 /// A grid of cells coloured by value (viridis), e.g. a phase-transition diagram: log10 of the
@@ -143,43 +169,6 @@ pub fn render_heatmap(plot: &HeatMap, stem: &Path) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Style
 
-/// Okabe–Ito palette (colour-blind safe), ordered so the first colours contrast most on white.
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(0, 114, 178),   // blue
-    RGBColor(213, 94, 0),    // vermillion
-    RGBColor(0, 158, 115),   // bluish green
-    RGBColor(204, 121, 167), // reddish purple
-    RGBColor(230, 159, 0),   // orange
-    RGBColor(86, 180, 233),  // sky blue
-    RGBColor(0, 0, 0),       // black
-    RGBColor(240, 228, 66),  // yellow
-];
-/// Dash patterns (on, off, … in logical px); empty = solid. Length coprime to the shape
-/// list so colour × dash × shape combinations stay distinct for many series.
-const DASHES: [&[f64]; 5] = [
-    &[],
-    &[12.0, 6.0],
-    &[3.0, 4.5],
-    &[16.0, 5.0, 3.0, 5.0],
-    &[26.0, 8.0],
-];
-const SHAPES: [Shape; 7] = [
-    Shape::Circle,
-    Shape::Square,
-    Shape::TriangleUp,
-    Shape::Diamond,
-    Shape::TriangleDown,
-    Shape::Pentagon,
-    Shape::Hexagon,
-];
-const PAPER_SHAPES: [Shape; 5] = [
-    Shape::Star,
-    Shape::Diamond,
-    Shape::Square,
-    Shape::TriangleUp,
-    Shape::Circle,
-];
-
 const INK: RGBColor = RGBColor(30, 30, 30);
 const FRAME: RGBColor = RGBColor(90, 90, 90);
 const GRID_MAJOR: RGBColor = RGBColor(210, 210, 210);
@@ -198,54 +187,6 @@ const PAPER_RADIUS: f64 = 10.0;
 const MARKER_SPACING: f64 = 90.0;
 /// Lines with at most this many points get a marker on every point.
 const MARK_ALL_POINTS: usize = 25;
-
-fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Shape {
-    Circle,
-    Square,
-    TriangleUp,
-    Diamond,
-    TriangleDown,
-    Pentagon,
-    Hexagon,
-    Star,
-}
-
-impl Shape {
-    /// Outline of the shape around `(x, y)` with "radius" `r` (scaled so shapes look the same
-    /// size); `None` for the circle.
-    fn outline(self, (x, y): (f64, f64), r: f64) -> Option<Vec<(f64, f64)>> {
-        use std::f64::consts::PI;
-        let regular = |n: usize, radius: f64, start: f64| -> Vec<(f64, f64)> {
-            (0..n)
-                .map(|k| {
-                    let a = start + 2.0 * PI * k as f64 / n as f64;
-                    (x + radius * a.cos(), y + radius * a.sin())
-                })
-                .collect()
-        };
-        Some(match self {
-            Shape::Circle => return None,
-            Shape::Square => regular(4, r * 1.25, PI / 4.0),
-            Shape::Diamond => regular(4, r * 1.35, 0.0),
-            Shape::TriangleUp => regular(3, r * 1.45, -PI / 2.0),
-            Shape::TriangleDown => regular(3, r * 1.45, PI / 2.0),
-            Shape::Pentagon => regular(5, r * 1.2, -PI / 2.0),
-            Shape::Hexagon => regular(6, r * 1.15, 0.0),
-            Shape::Star => (0..10)
-                .map(|k| {
-                    let a = -PI / 2.0 + PI * k as f64 / 5.0;
-                    let radius = if k % 2 == 0 { r * 1.45 } else { r * 0.62 };
-                    (x + radius * a.cos(), y + radius * a.sin())
-                })
-                .collect(),
-        })
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Font
@@ -823,10 +764,11 @@ fn draw_note<DB: DrawingBackend>(cv: &Canvas<DB>, f: &Frame, note: &str) -> Resu
 // Legend
 
 enum Swatch {
+    /// A line (if `dash`) with a marker (if `shape`).
     Line {
         color: RGBColor,
-        dash: &'static [f64],
-        shape: Shape,
+        dash: Option<&'static [f64]>,
+        shape: Option<Shape>,
     },
     Paper {
         color: RGBColor,
@@ -974,10 +916,12 @@ fn legend_entry<DB: DrawingBackend>(
     let mid = ((sx0 + sx1) / 2.0, cy);
     match *swatch {
         Swatch::Line { color, dash, shape } => {
-            for piece in dashed(&[(sx0, cy), (sx1, cy)], dash) {
+            for piece in dash.map_or(vec![], |d| dashed(&[(sx0, cy), (sx1, cy)], d)) {
                 cv.path(&piece, color, LINE_WIDTH)?;
             }
-            cv.shape(shape, mid, MARKER_RADIUS, color, None)?;
+            if let Some(shape) = shape {
+                cv.shape(shape, mid, MARKER_RADIUS, color, None)?;
+            }
         }
         Swatch::Paper { color, shape } => {
             cv.shape(
@@ -1135,11 +1079,18 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
     let layout = draw_title(cv, &plot.title)?;
     // A point counts for the range only if both coordinates are usable.
     let usable = |x: f64, y: f64| ticks::usable(x, false) && ticks::usable(y, plot.log_y);
+    let off = off_scale(plot);
     let pairs: Vec<Pt> = plot
         .series
         .iter()
         .flat_map(|s| s.points.iter().copied())
-        .chain(plot.markers.iter().map(|m| (m.x, m.y)))
+        .chain(
+            plot.markers
+                .iter()
+                .zip(&off)
+                .filter(|(_, off)| !**off)
+                .map(|(m, _)| (m.x, m.y)),
+        )
         .filter(|&(x, y)| usable(x, y))
         .collect();
     let x_bounds = ticks::data_bounds(pairs.iter().map(|p| p.0), false);
@@ -1159,8 +1110,17 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
     let mut legend = Legend {
         entries: Vec::new(),
     };
+    let style = |i: usize| {
+        plot.series[i]
+            .style
+            .unwrap_or_else(|| Style::by_position(i))
+    };
     for (i, s) in plot.series.iter().enumerate() {
-        let (c, dash, shape) = (color(i), DASHES[i % DASHES.len()], SHAPES[i % SHAPES.len()]);
+        let Style {
+            colour: c,
+            dash,
+            shape,
+        } = style(i);
         let pieces = split_usable(&s.points, &frame);
         let drawable: usize = pieces.iter().map(Vec::len).sum();
         for piece in &pieces {
@@ -1180,20 +1140,35 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
         } else {
             s.label.clone()
         };
+        if plot.keys.is_empty() {
+            legend.entries.push((
+                label,
+                Swatch::Line {
+                    color: c,
+                    dash: Some(dash),
+                    shape: Some(shape),
+                },
+            ));
+        }
+    }
+    for k in &plot.keys {
         legend.entries.push((
-            label,
+            k.label.clone(),
             Swatch::Line {
-                color: c,
-                dash,
-                shape,
+                color: k.colour,
+                dash: k.dash,
+                shape: k.shape,
             },
         ));
     }
 
     // Reference markers from the paper, on top of the lines.
     let mut per_color: Vec<(RGBColor, usize)> = Vec::new();
-    for m in &plot.markers {
-        let c = series_for_marker(&m.label, &plot.series).map_or(INK, color);
+    for (m, off) in plot.markers.iter().zip(off) {
+        let c = m
+            .colour
+            .or_else(|| series_for_marker(&m.label, &plot.series).map(|i| style(i).colour))
+            .unwrap_or(INK);
         let k = match per_color.iter_mut().find(|(pc, _)| *pc == c) {
             Some((_, k)) => {
                 *k += 1;
@@ -1206,10 +1181,12 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
         };
         let shape = PAPER_SHAPES[k % PAPER_SHAPES.len()];
         let at = match (frame.x.to_axis(m.x), frame.y.to_axis(m.y)) {
+            _ if off => None,
             (Some(tx), Some(ty)) => Some(frame.to_px((tx, ty))),
             _ => None,
         };
         let label = match at {
+            None if off => format!("{} — off this scale, not drawn", m.label),
             Some(p) => {
                 cv.shape(shape, p, PAPER_RADIUS, WHITE, Some(2.0 * LINE_WIDTH))?;
                 cv.shape(shape, p, PAPER_RADIUS, c, Some(LINE_WIDTH))?;
@@ -1233,6 +1210,45 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
     }
     let at = legend.place(cv, &frame, &obstacles);
     legend.draw(cv, at)
+}
+
+/// Which markers stay off the axes: those marked `off_scale`, and those that would stretch the
+/// lines' range by more than half its span (on a log axis: more than a decade), squashing the
+/// lines into a corner.
+fn off_scale(plot: &LinePlot) -> Vec<bool> {
+    let usable = |x: f64, y: f64| ticks::usable(x, false) && ticks::usable(y, plot.log_y);
+    let lines: Vec<Pt> = plot
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(|&(x, y)| usable(x, y))
+        .collect();
+    let range = |v: &dyn Fn(&Pt) -> f64| {
+        lines
+            .iter()
+            .map(v)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            })
+    };
+    let far = |v: f64, (lo, hi): (f64, f64), log: bool| {
+        if log {
+            v > 10.0 * hi || v < lo / 10.0
+        } else {
+            let span = (hi - lo).max(hi.abs().max(lo.abs()));
+            v > hi + 0.5 * span || v < lo - 0.5 * span
+        }
+    };
+    let (xr, yr) = (range(&|p| p.0), range(&|p| p.1));
+    plot.markers
+        .iter()
+        .map(|m| {
+            m.off_scale
+                || (!lines.is_empty()
+                    && usable(m.x, m.y)
+                    && (far(m.x, xr, false) || far(m.y, yr, plot.log_y)))
+        })
+        .collect()
 }
 
 /// The drawable runs of `points` in pixel coordinates.
@@ -1290,12 +1306,18 @@ fn draw_bar_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &BarPlot) -> Result<
         minor: vec![],
     };
 
+    let colour = |g: usize| {
+        plot.colours
+            .get(g)
+            .copied()
+            .unwrap_or_else(|| Style::by_position(g).colour)
+    };
     let legend = Legend {
         entries: plot
             .groups
             .iter()
             .enumerate()
-            .map(|(g, (name, _))| (name.clone(), Swatch::Bar { color: color(g) }))
+            .map(|(g, (name, _))| (name.clone(), Swatch::Bar { color: colour(g) }))
             .collect(),
     };
     let legend_w = if legend.entries.is_empty() {
@@ -1335,11 +1357,11 @@ fn draw_bar_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &BarPlot) -> Result<
                 Some(t) => {
                     let top = frame.to_px((0.0, t)).1;
                     let (y_a, y_b) = (top.min(base_y), top.max(base_y));
-                    cv.rect((x_left, y_a), (x_right, y_b), cv.fill(color(g)))?;
+                    cv.rect((x_left, y_a), (x_right, y_b), cv.fill(colour(g)))?;
                     cv.rect(
                         (x_left, y_a),
                         (x_right, y_b),
-                        cv.stroke(darker(color(g)), 1.0),
+                        cv.stroke(darker(colour(g)), 1.0),
                     )?;
                     let text = ticks::format_value(v);
                     if cv.text_width(&text, value_size) <= bar_w + 6.0 {
@@ -1414,6 +1436,7 @@ mod tests {
     fn marker_takes_longest_whole_word_series() {
         let s = |l: &str| Series {
             label: l.into(),
+            style: None,
             points: vec![],
         };
         let series = [s("FA"), s("FAPS"), s("FAPS-mom"), s("")];

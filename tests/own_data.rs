@@ -488,3 +488,34 @@ fn minimal_manifest_runs_with_defaults_and_a_plain_report() {
         "{e}"
     );
 }
+
+/// An IDX file (60 images of 2×4 unsigned bytes) and a gzip-compressed CSV of the same matrix
+/// give the same runs; IDX's format is told by MNIST-style names.
+#[test]
+fn idx_and_gzip_csv_give_the_same_runs() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let x = samples().mapv(|v| (v * 8.0).abs().round().min(255.0));
+    let mut idx = vec![0u8, 0, 8, 3];
+    for d in [60u32, 2, 4] {
+        idx.extend(d.to_be_bytes());
+    }
+    idx.extend(x.iter().map(|&v| v as u8));
+    std::fs::create_dir_all(root.join("exp/data")).unwrap();
+    std::fs::write(root.join("exp/data/train-images-idx3-ubyte"), &idx).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(csv_text(&x, false, None).as_bytes()).unwrap();
+    std::fs::write(root.join("exp/data/x.csv.gz"), gz.finish().unwrap()).unwrap();
+    for (id, data) in [
+        ("own_idx", "source = \"data/train-images-idx3-ubyte\""),
+        ("own_gz", "source = \"data/x.csv.gz\"\nheader = false"),
+    ] {
+        write(
+            &root.join(format!("exp/{id}.toml")),
+            &manifest(id, data, EVEN),
+        );
+        ok(root, id);
+    }
+    assert_eq!(summary(root, "own_idx"), summary(root, "own_gz"));
+}

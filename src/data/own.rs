@@ -223,35 +223,45 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
 /// see, independent of the file's format, orientation and name.
 fn content_digest(x: &DataMatrix, labels: Option<&[u32]>) -> String {
     let mut h = Sha256::new();
-    h.update((x.n() as u64).to_le_bytes());
-    h.update((x.m() as u64).to_le_bytes());
+    // Values go in through a buffer: one update per value is several times slower.
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut put = |h: &mut Sha256, bytes: &[u8]| {
+        if buf.len() + bytes.len() > buf.capacity() {
+            h.update(&buf);
+            buf.clear();
+        }
+        buf.extend_from_slice(bytes);
+    };
+    put(&mut h, &(x.n() as u64).to_le_bytes());
+    put(&mut h, &(x.m() as u64).to_le_bytes());
     match x {
         DataMatrix::Dense(a) => {
-            h.update(b"dense");
+            put(&mut h, b"dense");
             // The transpose's logical order is a's column-major order.
             for v in a.t().iter() {
-                h.update(v.to_bits().to_le_bytes());
+                put(&mut h, &v.to_bits().to_le_bytes());
             }
         }
         DataMatrix::Sparse(c) => {
-            h.update(b"sparse");
+            put(&mut h, b"sparse");
             for &p in c.indptr() {
-                h.update((p as u64).to_le_bytes());
+                put(&mut h, &(p as u64).to_le_bytes());
             }
             for &i in c.indices() {
-                h.update(i.to_le_bytes());
+                put(&mut h, &i.to_le_bytes());
             }
             for v in c.values() {
-                h.update(v.to_bits().to_le_bytes());
+                put(&mut h, &v.to_bits().to_le_bytes());
             }
         }
     }
     if let Some(l) = labels {
-        h.update(b"labels");
+        put(&mut h, b"labels");
         for v in l {
-            h.update(v.to_le_bytes());
+            put(&mut h, &v.to_le_bytes());
         }
     }
+    h.update(&buf);
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 

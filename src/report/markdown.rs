@@ -383,7 +383,10 @@ fn results_table(s: &mut String, exp: &Experiment, out: &Outcome) {
         };
         let mut line = format!("| {} | {name} | {rounds} |", r.key.point);
         for m in &metrics {
-            let v = mean(g.iter().map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)));
+            let v = mean(
+                g.iter()
+                    .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
+            );
             line += &format!(" {} |", sci(Some(v)));
         }
         let time = mean(g.iter().map(|r| r.last().time_s));

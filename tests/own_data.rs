@@ -519,3 +519,84 @@ fn idx_and_gzip_csv_give_the_same_runs() {
     }
     assert_eq!(summary(root, "own_idx"), summary(root, "own_gz"));
 }
+
+/// An all-zero data file: a subspace method's run ends "diverged" (its metrics are not finite),
+/// a method that cannot start on it (DSI: machine 1 has no eigengap) ends "failed" with its
+/// message while the experiment's other runs go on, and sparse PCA with μ, whose reference
+/// needs λ₁(AAᵀ) > 0, is refused naming the cause. Every case exits as described, no panic.
+#[test]
+fn an_all_zero_file_ends_runs_as_diverged_or_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    npy_file(&root.join("exp/zeros.npy"), &Array2::zeros((60, 8)));
+    let data = "source = \"zeros.npy\"";
+    write(
+        &root.join("exp/zero_sub.toml"),
+        &manifest("zero_sub", data, EVEN),
+    );
+    ok(root, "zero_sub");
+    let runs = summary(root, "zero_sub");
+    let stop = runs[0].iter().position(|h| h == "stop_reason").unwrap();
+    for r in &runs[1..] {
+        assert_eq!(r[stop], "diverged", "{r:?}");
+    }
+
+    // The eigvec family refuses zero data outright (no leading eigenvector). DSI needs machine
+    // 1's local eigengap: give machine 1 (the first 20 samples of an even split) ±e₁ and ±e₂
+    // five times each (local covariance diag(½, ½, 0, …): a repeated top eigenvalue), the
+    // others ± rows of `samples()` (the data's mean stays 0, so centring changes nothing).
+    write(
+        &root.join("exp/zero_eig0.toml"),
+        &manifest("zero_eig0", data, EVEN)
+            .replace("[problem]\np = 2", "[problem]\nkind = \"eigvec\"\np = 1"),
+    );
+    let text = err(root, "zero_eig0");
+    assert!(text.contains("zero"), "{text}");
+    let base = samples();
+    let tied = Array2::from_shape_fn((60, 8), |(i, j)| match i {
+        0..20 => {
+            let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+            if j == (i / 2) % 2 {
+                sign
+            } else {
+                0.0
+            }
+        }
+        20..40 => base[(i, j)],
+        _ => -base[(i - 20, j)],
+    });
+    npy_file(&root.join("exp/tied.npy"), &tied);
+    let eig = manifest("zero_eig", "source = \"tied.npy\"", EVEN)
+        .replace("[problem]\np = 2", "[problem]\nkind = \"eigvec\"\np = 1")
+        .replace("name = \"faps\"", "name = \"dsi\"");
+    write(&root.join("exp/zero_eig.toml"), &eig);
+    ok(root, "zero_eig");
+    let runs = summary(root, "zero_eig");
+    let (stop, method) = (
+        runs[0].iter().position(|h| h == "stop_reason").unwrap(),
+        runs[0].iter().position(|h| h == "method").unwrap(),
+    );
+    let dsi = runs[1..]
+        .iter()
+        .find(|r| r[method] == "dsi")
+        .expect("a DSI row");
+    assert_eq!(dsi[stop], "failed");
+    let report =
+        std::fs::read_to_string(root.join("results/mine/zero_eig/quick/report.md")).unwrap();
+    assert!(report.contains("1 run(s) failed"), "{report}");
+    assert!(report.contains("could not start"), "{report}");
+    let json = std::fs::read_to_string(root.join("results/mine/zero_eig/quick/run.json")).unwrap();
+    assert!(json.contains("\"error\""), "{json}");
+
+    let sparse = manifest("zero_sparse", data, EVEN)
+        .replace(
+            "[problem]\np = 2",
+            "[problem]\nkind = \"sparse\"\np = 2\nmu = 0.01",
+        )
+        .replace("name = \"ssi\"", "name = \"dssal1\"")
+        .replace("name = \"faps\"", "name = \"manpg\"");
+    write(&root.join("exp/zero_sparse.toml"), &sparse);
+    let text = err(root, "zero_sparse");
+    assert!(text.contains("λ₁(AAᵀ)") && text.contains("zero"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+}

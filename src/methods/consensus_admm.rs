@@ -24,7 +24,7 @@
 //! Z-step runs to ‖D‖_F ≤ z_tol·√(np) or z_iters iterations. No own stopping criterion: the
 //! runner stops it on the family's stationarity like its peers.
 
-use super::manpg::{iterate, local_norm2, mu_of, LineSearch};
+use super::manpg::{self, iterate, local_norm2, mu_of, LineSearch};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, Client, Message, Network};
@@ -69,19 +69,10 @@ impl super::Params for Params {
             "ManPG iterations of the server's Z-step per round",
         ),
         ("z_tol", "tolerance of the Z-step (per √(np))"),
-        (
-            "line_search",
-            "the Armijo backtracking of the ManPG step: a table, all three keys required",
-        ),
-        (
-            "line_search.armijo",
-            "sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t",
-        ),
-        ("line_search.shrink", "backtracking factor γ: α ← γα"),
-        (
-            "line_search.max_backtracks",
-            "backtracks before the step is taken anyway",
-        ),
+        manpg::DOC_LINE_SEARCH[0],
+        manpg::DOC_LINE_SEARCH[1],
+        manpg::DOC_LINE_SEARCH[2],
+        manpg::DOC_LINE_SEARCH[3],
         (
             "power_iters",
             "power steps each client spends estimating ‖A_i‖₂",

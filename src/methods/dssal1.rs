@@ -112,31 +112,13 @@ impl super::Params for Params {
             "server step η = eta_scale / Σ_i (‖Λ_i‖₂ + β_i)",
         ),
         ("tol", "own criterion ‖D‖_F ≤ tol·√(np)"),
-        (
-            "inner",
-            "local eigensolver's stopping rule: \"rule\" (26), \"fixed\" steps or \"kkt\" (14)",
-        ),
-        (
-            "eps_x",
-            "tolerance ε_x of rule (26): stop at ‖X(j) − X(j−1)‖_F ≤ ε_x‖X(j)‖_F",
-        ),
-        (
-            "inner_steps",
-            "local steps per round when inner = \"fixed\"",
-        ),
-        (
-            "delta",
-            "residual reduction δ of condition (14) when inner = \"kkt\"",
-        ),
-        (
-            "max_inner",
-            "cap on local steps per round for the adaptive rules",
-        ),
-        ("beta0", "initial penalty β_i = beta0·‖A_i‖₂²"),
-        (
-            "theta",
-            "penalty rule (25): every `period` rounds β ← (1+θ)β unless d fell enough",
-        ),
+        faps::DOC_INNER,
+        faps::DOC_EPS_X,
+        faps::DOC_INNER_STEPS,
+        faps::DOC_DELTA,
+        faps::DOC_MAX_INNER,
+        faps::DOC_BETA0,
+        faps::DOC_THETA,
         (
             "beta_max",
             "cap of the penalty rule: β_i ≤ beta_max·‖A_i‖₂²",
@@ -145,11 +127,8 @@ impl super::Params for Params {
             "penalty_mu",
             "penalty rule: β is kept when d fell by a factor (1 + penalty_mu)",
         ),
-        ("period", "rounds between checks of the penalty rule"),
-        (
-            "power_iters",
-            "power steps each client spends estimating ‖A_i‖₂",
-        ),
+        faps::DOC_PERIOD,
+        faps::DOC_POWER_ITERS,
     ];
 
     #[allow(clippy::neg_cmp_op_on_partial_ord)]

@@ -72,42 +72,53 @@ impl Default for Params {
     }
 }
 
+// Meanings of the parameters DSSAL1 shares with FAPS (its X_i-step is FAPS's local solve).
+pub(crate) const DOC_INNER: (&str, &str) = (
+    "inner",
+    "local eigensolver's stopping rule: \"rule\" (26), \"fixed\" steps or \"kkt\" (14)",
+);
+pub(crate) const DOC_EPS_X: (&str, &str) = (
+    "eps_x",
+    "tolerance ε_x of rule (26): stop at ‖X(j) − X(j−1)‖_F ≤ ε_x‖X(j)‖_F",
+);
+pub(crate) const DOC_INNER_STEPS: (&str, &str) = (
+    "inner_steps",
+    "local steps per round when inner = \"fixed\"",
+);
+pub(crate) const DOC_DELTA: (&str, &str) = (
+    "delta",
+    "residual reduction δ of condition (14) when inner = \"kkt\"",
+);
+pub(crate) const DOC_MAX_INNER: (&str, &str) = (
+    "max_inner",
+    "cap on local steps per round for the adaptive rules",
+);
+pub(crate) const DOC_BETA0: (&str, &str) = ("beta0", "initial penalty β_i = beta0·‖A_i‖₂²");
+pub(crate) const DOC_THETA: (&str, &str) = (
+    "theta",
+    "penalty rule (25): every `period` rounds β ← (1+θ)β unless d fell enough",
+);
+pub(crate) const DOC_PERIOD: (&str, &str) = ("period", "rounds between checks of the penalty rule");
+pub(crate) const DOC_POWER_ITERS: (&str, &str) = (
+    "power_iters",
+    "power steps each client spends estimating ‖A_i‖₂",
+);
+
 impl super::Params for Params {
     const DOCS: &'static [(&'static str, &'static str)] = &[
-        (
-            "inner",
-            "local eigensolver's stopping rule: \"rule\" (26), \"fixed\" steps or \"kkt\" (14)",
-        ),
-        (
-            "eps_x",
-            "tolerance ε_x of rule (26): stop at ‖X(j) − X(j−1)‖_F ≤ ε_x‖X(j)‖_F",
-        ),
-        (
-            "inner_steps",
-            "local steps per round when inner = \"fixed\"",
-        ),
-        (
-            "delta",
-            "residual reduction δ of condition (14) when inner = \"kkt\"",
-        ),
-        (
-            "max_inner",
-            "cap on local steps per round for the adaptive rules",
-        ),
-        ("beta0", "initial penalty β_i = beta0·‖A_i‖₂²"),
-        (
-            "theta",
-            "penalty rule (25): every `period` rounds β ← (1+θ)β unless d fell enough",
-        ),
+        DOC_INNER,
+        DOC_EPS_X,
+        DOC_INNER_STEPS,
+        DOC_DELTA,
+        DOC_MAX_INNER,
+        DOC_BETA0,
+        DOC_THETA,
         (
             "mu",
             "penalty rule: β is kept when d fell by a factor (1 + mu)",
         ),
-        ("period", "rounds between checks of the penalty rule"),
-        (
-            "power_iters",
-            "power steps each client spends estimating ‖A_i‖₂",
-        ),
+        DOC_PERIOD,
+        DOC_POWER_ITERS,
     ];
 
     /// Reject values no run could use; the error names the parameter.

@@ -171,22 +171,30 @@ impl Default for Params {
     }
 }
 
+/// Meanings of the `line_search` table, shared with consensus ADMM's Z-step.
+pub(crate) const DOC_LINE_SEARCH: [(&str, &str); 4] = [
+    (
+        "line_search",
+        "the Armijo backtracking of the ManPG step: a table, all three keys required",
+    ),
+    (
+        "line_search.armijo",
+        "sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t",
+    ),
+    ("line_search.shrink", "backtracking factor γ: α ← γα"),
+    (
+        "line_search.max_backtracks",
+        "backtracks before the step is taken anyway",
+    ),
+];
+
 impl super::Params for Params {
     const DOCS: &'static [(&'static str, &'static str)] = &[
         ("t_scale", "step t = t_scale / Σ_i ‖A_i‖₂²"),
-        (
-            "line_search",
-            "the Armijo backtracking of the ManPG step: a table, all three keys required",
-        ),
-        (
-            "line_search.armijo",
-            "sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t",
-        ),
-        ("line_search.shrink", "backtracking factor γ: α ← γα"),
-        (
-            "line_search.max_backtracks",
-            "backtracks before the step is taken anyway",
-        ),
+        DOC_LINE_SEARCH[0],
+        DOC_LINE_SEARCH[1],
+        DOC_LINE_SEARCH[2],
+        DOC_LINE_SEARCH[3],
         ("tol", "own criterion ‖D‖_F ≤ tol·√(np)"),
         (
             "power_iters",

@@ -373,21 +373,9 @@ fn results_table(s: &mut String, exp: &Experiment, out: &Outcome) {
             1 => describe(&r.key),
             n => format!("{} (mean of {n})", describe(&r.key)),
         };
-        let rounds = match g.len() {
-            1 => r.rounds.to_string(),
-            _ => {
-                let lo = g.iter().map(|r| r.rounds).min().unwrap_or(0);
-                let hi = g.iter().map(|r| r.rounds).max().unwrap_or(0);
-                format!("{:.1} ({lo}–{hi})", mean(g.iter().map(|r| r.rounds as f64)))
-            }
-        };
-        let mut line = format!("| {} | {name} | {rounds} |", r.key.point);
+        let mut line = format!("| {} | {name} | {} |", r.key.point, rounds_cell(&g));
         for m in &metrics {
-            let v = mean(
-                g.iter()
-                    .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
-            );
-            line += &format!(" {} |", sci(Some(v)));
+            line += &format!(" {} |", sci(Some(mean_metric(&g, m.name))));
         }
         let time = mean(g.iter().map(|r| r.last().time_s));
         let _ = writeln!(s, "{line} {time:.2} | {} |", stop_reasons(&g));
@@ -448,23 +436,17 @@ fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&R
     let p = paper_for(exp, &r0.key);
     let paper_rounds = p.and_then(|p| p.rounds);
     let rounds = mean(runs.iter().map(|r| r.rounds as f64));
-    let (lo, hi) = runs.iter().fold((u64::MAX, 0), |(lo, hi), r| {
-        (lo.min(r.rounds), hi.max(r.rounds))
-    });
     let mut line = format!(
-        "| {} | {} (mean of {}) | {} | {rounds:.1} ({lo}–{hi}) | {} |",
+        "| {} | {} (mean of {}) | {} | {} | {} |",
         r0.key.point,
         describe(&r0.key),
         runs.len(),
         paper_rounds.map_or("—".into(), |v| v.to_string()),
+        rounds_cell(runs),
         ratio(rounds, paper_rounds.map(|v| v as f64)),
     );
     for m in metrics {
-        let ours = mean(
-            runs.iter()
-                .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
-        );
-        line += &beside(ours, p.and_then(|p| p.metric(m.name)));
+        line += &beside(mean_metric(runs, m.name), p.and_then(|p| p.metric(m.name)));
     }
     line += &format!(
         " {} | {:.2} | {} |",
@@ -474,6 +456,27 @@ fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&R
         stop_reasons(runs),
     );
     let _ = writeln!(s, "{line}");
+}
+
+/// A run's rounds, or for repeats their mean with the range: "258.8 (159–372)".
+fn rounds_cell(runs: &[&RunRecord]) -> String {
+    if let [r] = runs {
+        return r.rounds.to_string();
+    }
+    let lo = runs.iter().map(|r| r.rounds).min().unwrap_or(0);
+    let hi = runs.iter().map(|r| r.rounds).max().unwrap_or(0);
+    format!(
+        "{:.1} ({lo}–{hi})",
+        mean(runs.iter().map(|r| r.rounds as f64))
+    )
+}
+
+/// Mean over runs of a metric's final value (NaN where a run lacks it).
+fn mean_metric(runs: &[&RunRecord], name: &str) -> f64 {
+    mean(
+        runs.iter()
+            .map(|r| r.last().metric(name).unwrap_or(f64::NAN)),
+    )
 }
 
 /// A run's stop reason, or for repeats each reason counted: "3× max_rounds, 2× kkt_target".
@@ -657,10 +660,7 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome, plain: bool) {
             mean(runs.iter().map(|r| r.last().time_s)),
         );
         for m in &metrics {
-            let ours = mean(
-                runs.iter()
-                    .map(|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
-            );
+            let ours = mean_metric(&runs, m.name);
             line += &if plain {
                 format!(" {} |", sci(Some(ours)))
             } else {

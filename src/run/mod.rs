@@ -408,21 +408,13 @@ pub fn run_one(
     if let Some(c) = attacked {
         net.record_transcript(vec![c]);
     }
-    let target = exp.stop.target.as_ref().map(|t| {
-        let lower = exp
-            .kind
-            .metrics()
-            .iter()
-            .find(|d| d.name == t.metric)
-            .is_none_or(|d| d.lower_is_better);
-        (t.metric.clone(), t.value, lower)
-    });
+    let mut rule = StopRule::new(&exp.stop, exp.kind).with_applicable(inst.applicable());
+    let target = rule.target();
     let mut bar = progress.run(
         exp.stop.max_rounds as u64,
         &format!("{} {}", point.label, describe(&key)),
-        target.as_ref().map(|(_, v, lower)| (*v, *lower)),
+        target.map(|(_, v, lower)| (v, lower)),
     );
-    let mut rule = StopRule::new(&exp.stop, exp.kind).with_applicable(inst.applicable());
     let mut seconds = 0.0;
     let observe = |net: &LocalNetwork, server: &dyn crate::methods::Server| {
         inst.evaluate(&server.estimate(), &net.reveal())
@@ -454,7 +446,7 @@ pub fn run_one(
         trace.push(row(exp, mean_inner, seconds, &net, &metrics));
         let round = net.counters().rounds;
         let last = trace.last().expect("just pushed");
-        let value = target.as_ref().and_then(|(m, ..)| last.metric(m));
+        let value = target.and_then(|(m, ..)| last.metric(m));
         bar.update(round, &headline(exp, last), value);
         if let Some(r) = rule.check(round as usize, &info, &metrics, seconds) {
             break r;

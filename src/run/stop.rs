@@ -74,6 +74,13 @@ impl<'a> StopRule<'a> {
         }
     }
 
+    /// The target (metric, value, lower is better), for the progress display's rate.
+    pub fn target(&self) -> Option<(&'a str, f64, bool)> {
+        let spec: &'a StopSpec = self.spec;
+        let t = spec.target.as_ref()?;
+        Some((t.metric.as_str(), t.value, self.target?.1))
+    }
+
     /// Only the metrics marked true are checked for divergence.
     pub fn with_applicable(mut self, applicable: Option<Vec<bool>>) -> Self {
         self.applicable = applicable;

@@ -1196,3 +1196,53 @@ fn eigvec_manifests_check_generator_delta_and_p() {
         &[">= 0"],
     );
 }
+
+/// Paper numbers and claims name the configuration the paper ran: a method name shared by several
+/// labelled entries is ambiguous, and a claim must name one parameter variant.
+#[test]
+fn paper_numbers_and_claims_name_one_entry() {
+    let sub = |w: &Written, from: &str, to: &str| write(&w.text.replacen(from, to, 1));
+    let two = "[[methods]]\nname = \"faps\"\nlabel = \"FAPS rule\"\nparams = { inner = \"rule\" }\n\n[[plots]]";
+    let w = edit("[[plots]]", two);
+    let w = sub(
+        &w,
+        "name = \"faps\"\n",
+        "name = \"faps\"\nlabel = \"FAPS fixed\"\n",
+    );
+    let w = sub(&w, "method = \"SSI\"", "method = \"faps\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "method = \"faps\""),
+        "paper_results[0].method",
+        &["2 [[methods]] entries", "`FAPS fixed`, `FAPS rule`"],
+    );
+    // The entry's label, or one variant by its full label, is fine.
+    let ok = sub(
+        &w,
+        "method = \"faps\"",
+        "method = \"FAPS fixed (inner_steps=5)\"",
+    );
+    let e = load_ok(&ok, "paper");
+    assert!(e.names_run(
+        &e.paper_results[0].method,
+        "faps",
+        "FAPS fixed",
+        "inner_steps=5"
+    ));
+    assert!(!e.names_run(
+        &e.paper_results[0].method,
+        "faps",
+        "FAPS fixed",
+        "inner_steps=3"
+    ));
+    assert!(!e.names_run(&e.paper_results[0].method, "faps", "FAPS rule", ""));
+    // A claim about an entry with two variants must name one.
+    let claim = "[[claims]]\ntext = \"t\"\nquantity = \"rounds\"\nmethod = \"FAPS fixed\"\nless_than = [\"SSI\"]\n\n[profiles.quick]";
+    let c = sub(&ok, "[profiles.quick]", claim);
+    expect(
+        &load_err(&c, "paper"),
+        line_of(&c.text, "method = \"FAPS fixed\""),
+        "claims[0].method",
+        &["2 parameter variants", "`FAPS fixed (inner_steps=3)`"],
+    );
+}

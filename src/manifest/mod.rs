@@ -159,6 +159,25 @@ impl fmt::Display for ManifestError {
 impl std::error::Error for ManifestError {}
 
 impl Experiment {
+    /// How a manifest names a method in `paper_results` and `claims`: a full label
+    /// "FAPS fixed (inner_steps=5)" names one variant, a label one `[[methods]]` entry with all its
+    /// variants, a method name the one entry of that method (a name shared by several entries is
+    /// refused when the manifest loads, see [`validate`]). So the paper's numbers attach to the
+    /// configuration the paper ran, never to a variant of it.
+    pub fn names_run(&self, who: &str, method: &str, label: &str, variant: &str) -> bool {
+        if self
+            .methods
+            .iter()
+            .any(|m| m.full_label() == who && !m.variant.is_empty())
+        {
+            label_with_variant(label, variant) == who
+        } else if self.methods.iter().any(|m| m.label == who) {
+            label == who
+        } else {
+            method == who
+        }
+    }
+
     /// Whether the manifest reproduces a paper (names its file or gives its numbers); without
     /// one the report is plain: our numbers only.
     pub fn has_paper(&self) -> bool {

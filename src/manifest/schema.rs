@@ -573,14 +573,21 @@ pub struct AttackSpec {
 }
 
 /// A claim of the paper, judged against our runs (report::claims): exactly one test of
-/// `less_than` (with an optional `factor`), `at_most`, `at_least`.
+/// `less_than` (with an optional `factor`), `at_most`, `at_least`, `before`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimSpec {
     /// The claim in the paper's words.
     pub text: String,
-    /// `rounds`, a metric of the family, or `leak_err`.
+    /// `rounds`, `time_s` (the method's seconds), a metric of the family, or `leak_err`.
     pub quantity: String,
+    /// With a metric as `quantity`: the claim is about the rounds until that metric first is
+    /// at or below `reach` (a run that never gets there counts as "≥ its rounds").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach: Option<f64>,
+    /// Judge only at these sweep points (by label); empty: at every point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<String>,
     /// The method the claim is about (label or name).
     pub method: String,
     /// Its value is below `factor` × each of these methods' values.
@@ -592,6 +599,10 @@ pub struct ClaimSpec {
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least: Option<f64>,
+    /// Another metric of the same runs: `quantity` reaches `reach` in fewer rounds than this
+    /// metric does ("the attack is exact before the method converges").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
 }
 
 /// What the paper reports for one method, in our units, printed beside our numbers. Besides

@@ -132,11 +132,16 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
             ));
         }
         let key = format!("plots[{i}].file");
-        if plot.file.is_empty() || plot.file.contains(['/', '\\']) || plot.file.starts_with('.') {
+        // `__` is reserved for the per-point panels of a sweep (`<file>__<point>`).
+        if plot.file.is_empty()
+            || plot.file.contains(['/', '\\'])
+            || plot.file.starts_with('.')
+            || plot.file.contains("__")
+        {
             return Err(loc.error(
                 &key,
                 format!(
-                    "{:?} is not a file stem: expected a bare name such as \"convergence_kkt\"",
+                    "{:?} is not a file stem: expected a bare name without `/`, a leading `.` or `__`, such as \"convergence_kkt\"",
                     plot.file
                 ),
             ));
@@ -152,27 +157,74 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
         }
     }
 
-    let known: Vec<&str> = raw
-        .methods
+    Ok(())
+}
+
+/// A method named by `paper_results` or a claim must pick out the runs it means (see
+/// `Experiment::names_run`): a full label "Label (variant)", a label, or the name of a method with
+/// one `[[methods]]` entry. A claim compares single configurations, so it may not name an entry
+/// with several variants as a whole; the paper's numbers may (a sweep the paper itself ran).
+fn check_method_ref(
+    methods: &[MethodSpec],
+    who: &str,
+    key: &str,
+    one_variant: bool,
+    loc: &Locator,
+) -> Result {
+    let by_full = methods.iter().any(|m| m.full_label() == who);
+    let mut entries: Vec<&MethodSpec> = methods
         .iter()
-        .flat_map(|m| std::iter::once(m.name.as_str()).chain(m.label.as_deref()))
+        .filter(|m| m.label == who || (!by_full && m.name == who))
         .collect();
-    for (i, r) in raw.paper_results.iter().enumerate() {
-        if !known.contains(&r.method.as_str()) {
-            return Err(loc.error(
-                &format!("paper_results[{i}].method"),
-                format!(
-                    "{:?} is not a method of this manifest: expected one of {}",
-                    r.method,
-                    quoted(&known)
-                ),
-            ));
+    if by_full {
+        return Ok(());
+    }
+    let variants: Vec<String> = entries.iter().map(|m| m.full_label()).collect();
+    entries.dedup_by_key(|m| m.index);
+    let labels: Vec<&str> = entries.iter().map(|m| m.label.as_str()).collect();
+    let by_label = methods.iter().any(|m| m.label == who);
+    if entries.is_empty() {
+        let mut known: Vec<&str> = Vec::new();
+        for m in methods {
+            for n in [m.name.as_str(), m.label.as_str()] {
+                if !known.contains(&n) {
+                    known.push(n);
+                }
+            }
         }
+        return Err(loc.error(
+            key,
+            format!(
+                "{who:?} is not a method of this manifest: expected a label, a method name or \"Label (variant)\": {}",
+                quoted(&known)
+            ),
+        ));
+    }
+    if !by_label && entries.len() > 1 {
+        return Err(loc.error(
+            key,
+            format!(
+                "{who:?} has {} [[methods]] entries ({}): name the one you mean by its label, so that numbers and claims never attach to a variant",
+                entries.len(),
+                quoted(&labels)
+            ),
+        ));
+    }
+    if one_variant && variants.len() > 1 {
+        let v: Vec<&str> = variants.iter().map(|s| s.as_str()).collect();
+        return Err(loc.error(
+            key,
+            format!(
+                "{who:?} has {} parameter variants: a claim compares one configuration, so name one of {}",
+                v.len(),
+                quoted(&v)
+            ),
+        ));
     }
     Ok(())
 }
 
-/// A paper result tied to a sweep point must name one of the expanded points. The paper's numbers
+/// A paper result or a claim tied to sweep points must name expanded points. The paper's numbers
 /// are for the paper's sizes, so only the `paper` profile insists: a scaled-down profile has other
 /// points, and a per-point result simply has no row there.
 pub(crate) fn check_paper_points(
@@ -199,6 +251,19 @@ pub(crate) fn check_paper_points(
                     quoted(&labels)
                 ),
             ));
+        }
+    }
+    for (i, c) in raw.claims.iter().enumerate() {
+        for (j, pt) in c.points.iter().enumerate() {
+            if profile == "paper" && !labels.contains(&pt.as_str()) {
+                return Err(loc.error(
+                    &format!("claims[{i}].points[{j}]"),
+                    format!(
+                        "{pt:?} is not a sweep point of the paper profile: expected one of {}",
+                        quoted(&labels)
+                    ),
+                ));
+            }
         }
     }
     Ok(())
@@ -816,6 +881,13 @@ pub(crate) fn check_family(
         }
     }
     for (i, r) in raw.paper_results.iter().enumerate() {
+        check_method_ref(
+            methods,
+            &r.method,
+            &format!("paper_results[{i}].method"),
+            false,
+            loc,
+        )?;
         for name in r.metrics.keys() {
             metric(&format!("paper_results[{i}].{name}"), name, false)?;
         }
@@ -825,30 +897,46 @@ pub(crate) fn check_family(
     }
     for (i, c) in raw.claims.iter().enumerate() {
         let key = |k: &str| format!("claims[{i}].{k}");
-        if c.quantity != "rounds" {
+        if c.quantity != "rounds" && c.quantity != "time_s" {
             metric(&key("quantity"), &c.quantity, raw.attack.is_some())?;
         }
-        let known = |who: &str| methods.iter().any(|m| m.label == who || m.name == who);
+        if let Some(v) = c.reach {
+            if c.quantity == "rounds" || c.quantity == "time_s" {
+                return Err(loc.error(
+                    &key("reach"),
+                    format!("reach counts the rounds until a metric is ≤ {v}: quantity must be a metric, not `{}`", c.quantity),
+                ));
+            }
+            if !v.is_finite() {
+                return Err(loc.error(&key("reach"), format!("reach = {v}: must be finite")));
+            }
+        }
+        if let Some(b) = &c.before {
+            metric(&key("before"), b, raw.attack.is_some())?;
+            if c.reach.is_none() {
+                return Err(loc.error(
+                    &key("before"),
+                    "before compares the rounds two metrics take to reach a value: give reach = that value",
+                ));
+            }
+        }
+
         for (k, who) in std::iter::once(("method".to_string(), &c.method)).chain(
             c.less_than
                 .iter()
                 .enumerate()
                 .map(|(j, o)| (format!("less_than[{j}]"), o)),
         ) {
-            if !known(who) {
-                return Err(loc.error(
-                    &key(&k),
-                    format!("{who:?} is not a method name or label of this manifest"),
-                ));
-            }
+            check_method_ref(methods, who, &key(&k), true, loc)?;
         }
         let tests = usize::from(!c.less_than.is_empty())
             + usize::from(c.at_most.is_some())
-            + usize::from(c.at_least.is_some());
+            + usize::from(c.at_least.is_some())
+            + usize::from(c.before.is_some());
         if tests != 1 {
             return Err(loc.error(
                 &key("text"),
-                "a claim needs exactly one test: less_than (with an optional factor), at_most or at_least",
+                "a claim needs exactly one test: less_than (with an optional factor), at_most, at_least or before",
             ));
         }
         if c.factor.is_some() && c.less_than.is_empty() {

@@ -1,14 +1,18 @@
 //! A paper's claims, checked against our runs: each `[[claims]]` of a manifest names a quantity
-//! (`rounds`, or a metric of the family, or the attack's `leak_err`), a method, and one test,
-//! evaluated at every sweep point (means over repeats) from the stored runs:
+//! (`rounds`, `time_s`, a metric of the family, or the attack's `leak_err`), a method, and one
+//! test, evaluated at every sweep point, or at the claim's `points`, (means over repeats) from the
+//! stored runs:
 //! - `less_than = [other methods]`: the method's value < `factor` × each other's (factor 1 by
 //!   default; "far fewer" rounds is a smaller factor, written in the manifest);
-//! - `at_most = v` / `at_least = v`: the method's value against a fixed number.
+//! - `at_most = v` / `at_least = v`: the method's value against a fixed number;
+//! - `before = "metric"` (with `reach`): the quantity reaches `reach` in fewer rounds than the
+//!   other metric of the same runs.
 //!
 //! A metric's value is its last finite value in the run's trace (the attack's error after its
-//! last attacked round); `rounds` is the run's rounds, and a run that stopped without meeting
-//! its accuracy criterion (round cap, time budget) shows "≥ rounds": its count is a lower bound, so a
-//! `less_than` claim about it is judged on that bound and says so.
+//! last attacked round); with `reach = v` it is instead the first round at which the metric is
+//! ≤ v. `rounds` is the run's rounds, and a run that stopped without meeting its accuracy
+//! criterion (round cap, time budget), or never reached `reach`, shows "≥ rounds": its count is a
+//! lower bound, so a `less_than` claim about it is judged on that bound and says so.
 
 use crate::manifest::{ClaimSpec, Experiment};
 use crate::run::RunRecord;
@@ -21,32 +25,63 @@ pub struct Verdict {
     pub evidence: Vec<String>,
 }
 
-/// A run's value of `quantity`, and whether it is only a lower bound (rounds of a run that
-/// did not reach the target).
-fn value(r: &RunRecord, quantity: &str) -> Option<(f64, bool)> {
-    if quantity == "rounds" {
-        return Some((r.rounds as f64, !r.converged));
+/// What a claim measures on one run: `name` (`rounds`, `time_s`, a metric, `leak_err`), or with
+/// `reach` the rounds until that metric first is at or below it.
+#[derive(Clone, Copy)]
+struct Quantity<'a> {
+    name: &'a str,
+    reach: Option<f64>,
+}
+
+impl Quantity<'_> {
+    fn counts_rounds(&self) -> bool {
+        self.name == "rounds" || self.reach.is_some()
     }
-    r.trace
-        .iter()
-        .rev()
-        .find_map(|t| t.metric(quantity).filter(|v| v.is_finite()))
-        .map(|v| (v, false))
+
+    fn text(&self) -> String {
+        match self.reach {
+            Some(v) => format!("rounds to {} ≤ {v:e}", self.name),
+            None => self.name.to_string(),
+        }
+    }
 }
 
-/// Runs of `who` (a label or a method name) at `point`.
-fn runs<'a>(records: &'a [RunRecord], point: &str, who: &str) -> Vec<&'a RunRecord> {
-    records
-        .iter()
-        .filter(|r| r.key.point == point && (r.key.label == who || r.key.method == who))
-        .collect()
+/// A run's value of `q`, and whether it is only a lower bound (rounds of a run that did not
+/// reach the target).
+fn value(r: &RunRecord, q: Quantity) -> Option<(f64, bool)> {
+    match (q.name, q.reach) {
+        ("rounds", _) => Some((r.rounds as f64, !r.converged)),
+        ("time_s", _) => Some((r.trace.last()?.time_s, false)),
+        (m, Some(v)) => Some(
+            r.trace
+                .iter()
+                .find(|t| t.metric(m).is_some_and(|x| x <= v))
+                .map_or((r.rounds as f64, true), |t| (t.round as f64, false)),
+        ),
+        (m, None) => r
+            .trace
+            .iter()
+            .rev()
+            .find_map(|t| t.metric(m).filter(|v| v.is_finite()))
+            .map(|v| (v, false)),
+    }
 }
 
-/// Mean value of `who` at `point` over its runs (None without runs).
-fn mean(records: &[RunRecord], point: &str, who: &str, quantity: &str) -> Option<(f64, bool)> {
-    let vals: Vec<(f64, bool)> = runs(records, point, who)
-        .into_iter()
-        .filter_map(|r| value(r, quantity))
+/// Mean value of `who` (as `Experiment::names_run` reads it) at `point` over its runs (None
+/// without runs).
+fn mean(
+    exp: &Experiment,
+    records: &[RunRecord],
+    point: &str,
+    who: &str,
+    q: Quantity,
+) -> Option<(f64, bool)> {
+    let vals: Vec<(f64, bool)> = records
+        .iter()
+        .filter(|r| {
+            r.key.point == point && exp.names_run(who, &r.key.method, &r.key.label, &r.key.params)
+        })
+        .filter_map(|r| value(r, q))
         .collect();
     if vals.is_empty() {
         return None;
@@ -55,9 +90,11 @@ fn mean(records: &[RunRecord], point: &str, who: &str, quantity: &str) -> Option
     Some((m, vals.iter().any(|v| v.1)))
 }
 
-fn show(v: (f64, bool), quantity: &str) -> String {
-    let num = if quantity == "rounds" {
+fn show(v: (f64, bool), q: Quantity) -> String {
+    let num = if q.counts_rounds() {
         format!("{:.0}", v.0)
+    } else if q.name == "time_s" {
+        format!("{:.2} s", v.0)
     } else {
         format!("{:.3e}", v.0)
     };
@@ -68,16 +105,23 @@ fn show(v: (f64, bool), quantity: &str) -> String {
     }
 }
 
-/// Judge one claim on the runs at every point that has them. A point without the method's
-/// runs (or its peers') is listed and does not count; a claim with no judged point fails.
+/// Judge one claim on the runs at every point that has them (or at the claim's `points`). A
+/// point without the method's runs (or its peers') is listed and does not count; a claim with no
+/// judged point fails.
 pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verdict {
-    let q = claim.quantity.as_str();
+    let q = Quantity {
+        name: &claim.quantity,
+        reach: claim.reach,
+    };
     let mut holds = true;
     let mut judged = 0;
     let mut evidence = Vec::new();
     for p in &exp.points {
+        if !claim.points.is_empty() && !claim.points.contains(&p.label) {
+            continue;
+        }
         let at = if p.label.is_empty() { "—" } else { &p.label };
-        let Some(mine) = mean(records, &p.label, &claim.method, q) else {
+        let Some(mine) = mean(exp, records, &p.label, &claim.method, q) else {
             evidence.push(format!("{at}: no runs of {}", claim.method));
             continue;
         };
@@ -87,7 +131,7 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
             let factor = claim.factor.unwrap_or(1.0);
             let mut others = Vec::new();
             for o in &claim.less_than {
-                match mean(records, &p.label, o, q) {
+                match mean(exp, records, &p.label, o, q) {
                     Some(v) => {
                         ok &= mine.0 < factor * v.0;
                         others.push(format!("{o} {}", show(v, q)));
@@ -103,6 +147,20 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
         if let Some(v) = claim.at_least {
             ok &= mine.0 >= v;
         }
+        if let Some(other) = &claim.before {
+            let oq = Quantity {
+                name: other,
+                reach: claim.reach,
+            };
+            match mean(exp, records, &p.label, &claim.method, oq) {
+                // A target neither run reached proves nothing either way.
+                Some(v) => {
+                    ok &= !mine.1 && mine.0 < v.0;
+                    line += &format!(" vs {} {}", oq.text(), show(v, oq));
+                }
+                None => line += &format!(" ({other} not in the trace)"),
+            }
+        }
         line += if ok { " ✔" } else { " ✘" };
         holds &= ok;
         judged += 1;
@@ -116,23 +174,48 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
 
 /// The test a claim states, in words.
 fn test_text(c: &ClaimSpec) -> String {
+    let q = Quantity {
+        name: &c.quantity,
+        reach: c.reach,
+    }
+    .text();
     let mut parts = Vec::new();
     if !c.less_than.is_empty() {
         let f = c.factor.map_or(String::new(), |f| format!("{f} × "));
         parts.push(format!(
-            "{} of {} < {f}that of {}",
-            c.quantity,
+            "{q} of {} < {f}that of {}",
             c.method,
             c.less_than.join(", ")
         ));
     }
+    let rounds = c.quantity == "rounds" || c.reach.is_some();
+    let num = |v: f64| {
+        if rounds {
+            format!("{v}")
+        } else {
+            format!("{v:e}")
+        }
+    };
     if let Some(v) = c.at_most {
-        parts.push(format!("{} of {} ≤ {v:e}", c.quantity, c.method));
+        parts.push(format!("{q} of {} ≤ {}", c.method, num(v)));
     }
     if let Some(v) = c.at_least {
-        parts.push(format!("{} of {} ≥ {v:e}", c.quantity, c.method));
+        parts.push(format!("{q} of {} ≥ {}", c.method, num(v)));
     }
-    format!("{}, at every point", parts.join(" and "))
+    if let Some(other) = &c.before {
+        let o = Quantity {
+            name: other,
+            reach: c.reach,
+        }
+        .text();
+        parts.push(format!("{q} of {} < its {o}", c.method));
+    }
+    let at = if c.points.is_empty() {
+        "at every point".to_string()
+    } else {
+        format!("at {}", c.points.join(", "))
+    };
+    format!("{}, {at}", parts.join(" and "))
 }
 
 /// The report's "Claims" section (empty without claims).
@@ -171,29 +254,38 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn record(point: &str, label: &str, rounds: u64, converged: bool, stat: f64) -> RunRecord {
-        let row = TraceRow {
-            round: rounds,
-            inner_iters: 0.0,
-            time_s: 0.0,
-            bytes_up: 0,
-            bytes_down: 0,
-            vectors: 0.0,
-            metrics: BTreeMap::from([("stationarity".to_string(), stat)]),
-            leak_err: None,
-        };
+        traced(point, label, converged, &[(rounds, stat, f64::NAN)])
+    }
+
+    /// A run whose trace rows are (round, stationarity, leak_err), with time_s = round / 10.
+    fn traced(point: &str, label: &str, converged: bool, rows: &[(u64, f64, f64)]) -> RunRecord {
+        let trace = rows
+            .iter()
+            .map(|&(round, stat, leak)| TraceRow {
+                round,
+                inner_iters: 0.0,
+                time_s: round as f64 / 10.0,
+                bytes_up: 0,
+                bytes_down: 0,
+                vectors: 0.0,
+                metrics: BTreeMap::from([("stationarity".to_string(), stat)]),
+                leak_err: Some(leak),
+            })
+            .collect::<Vec<_>>();
         RunRecord {
             key: RunKey {
                 point: point.into(),
-                method: label.to_lowercase(),
+                // Not a label or name of the test manifest: the claims name it as a method.
+                method: label.into(),
                 label: label.into(),
                 params: String::new(),
                 seed: 1,
                 fingerprint: String::new(),
             },
-            rounds,
+            rounds: trace.last().map_or(0, |t| t.round),
             converged,
             stop_reason: String::new(),
-            trace: vec![row],
+            trace,
             bytes_up_per_client: vec![],
             resolved: serde_json::Value::Null,
             spectra: BTreeMap::new(),
@@ -259,5 +351,85 @@ mod tests {
             !judge(&exp, &none, &runs).holds,
             "no judged point: not supported"
         );
+    }
+
+    #[test]
+    fn reach_counts_rounds_to_a_value_and_before_compares_two_metrics() {
+        let exp = experiment(&["x", "y"]);
+        let runs = vec![
+            // At x the attack (leak_err) is exact at round 2, stationarity gets there at 3.
+            traced(
+                "x",
+                "A",
+                true,
+                &[(1, 1e-2, 1e-3), (2, 1e-4, 1e-7), (3, 1e-7, 1e-8)],
+            ),
+            traced(
+                "x",
+                "B",
+                true,
+                &[(1, 1e-2, 1e-3), (2, 1e-3, 1e-3), (4, 1e-4, 1e-3)],
+            ),
+            // At y it never gets there: a lower bound.
+            traced("y", "A", false, &[(1, 1e-2, 1e-3), (2, 1e-3, 1e-3)]),
+        ];
+        let to = claim(
+            "text = 't'\nquantity = 'stationarity'\nreach = 1e-5\nmethod = 'A'\nless_than = ['B']\npoints = ['x']",
+        );
+        let v = judge(&exp, &to, &runs);
+        assert!(v.holds, "3 < ≥ 4 at x only: {:?}", v.evidence);
+        assert_eq!(v.evidence.len(), 1, "judged at x only");
+        assert!(v.evidence[0].contains("A 3 vs B ≥ 4"), "{:?}", v.evidence);
+        let cap =
+            claim("text = 't'\nquantity = 'stationarity'\nreach = 1e-5\nmethod = 'A'\nat_most = 5");
+        let v = judge(&exp, &cap, &runs);
+        assert!(v.holds && v.evidence[1].contains("≥ 2"), "{:?}", v.evidence);
+        let before = claim(
+            "text = 't'\nquantity = 'leak_err'\nreach = 1e-5\nmethod = 'A'\nbefore = 'stationarity'",
+        );
+        let v = judge(&exp, &before, &runs);
+        assert!(
+            v.evidence[0].ends_with("✔"),
+            "2 before 3 at x: {:?}",
+            v.evidence
+        );
+        assert!(
+            v.evidence[1].ends_with("✘"),
+            "never reached at y: {:?}",
+            v.evidence
+        );
+        assert!(!v.holds);
+        let time =
+            claim("text = 't'\nquantity = 'time_s'\nmethod = 'A'\nat_most = 0.3\npoints = ['x']");
+        let v = judge(&exp, &time, &runs);
+        assert!(
+            v.holds && v.evidence[0].contains("0.30 s"),
+            "{:?}",
+            v.evidence
+        );
+    }
+
+    #[test]
+    fn a_claim_names_the_entry_and_never_its_variants() {
+        // inner_study: four entries of method faps; a paper number names one of them.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("experiments/faps/inner_study.toml");
+        let exp = crate::manifest::load(&path, "paper").unwrap();
+        assert!(exp.names_run("FAPS rule (26)", "faps", "FAPS rule (26)", ""));
+        assert!(!exp.names_run("FAPS rule (26)", "faps", "FAPS fixed", "inner_steps=5"));
+        assert!(exp.names_run(
+            "FAPS fixed (inner_steps=5)",
+            "faps",
+            "FAPS fixed",
+            "inner_steps=5"
+        ));
+        assert!(!exp.names_run(
+            "FAPS fixed (inner_steps=5)",
+            "faps",
+            "FAPS fixed",
+            "inner_steps=3"
+        ));
+        assert!(exp.names_run("FAPS fixed", "faps", "FAPS fixed", "inner_steps=3"));
+        assert!(exp.names_run("ssi", "ssi", "SSI", ""));
     }
 }

@@ -65,23 +65,11 @@ fn short(exp: &Experiment, metric: &str) -> &'static str {
 }
 
 /// The paper's value for run `r` as a marker, with the index of the paper result it shows (one
-/// marker per result, however many entries of a method it matches).
+/// marker per result, however many variants of its entry it matches), named by that entry.
 fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<(usize, Marker)> {
     let p = paper_for(exp, &r.key)?;
     let index = exp.paper_results.iter().position(|q| std::ptr::eq(q, p))?;
-    // Named by the entry it matches, or by the method's name when it matches several entries.
-    let mut entries: Vec<&str> = exp
-        .methods
-        .iter()
-        .filter(|m| m.name == r.key.method)
-        .map(|m| m.label.as_str())
-        .collect();
-    entries.dedup();
-    let name = if p.method == r.key.label || entries.len() <= 1 {
-        &r.key.label
-    } else {
-        &p.method
-    };
+    let name = &r.key.label;
     let y = p.metric(&spec.y)?;
     let (x, at) = match spec.x {
         XAxis::Rounds => (p.rounds? as f64, format!("{} rounds", p.rounds?)),
@@ -719,9 +707,9 @@ fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LineP
     }
 }
 
-/// A file stem for one method's panel: `<file>_<label>` with the label made file-safe.
-fn panel_stem(file: &str, method: &str) -> String {
-    let safe: String = method
+/// `text` in lower-case ASCII letters and digits, anything else `_`, for file stems.
+fn file_safe(text: &str) -> String {
+    let safe: String = text
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -731,7 +719,48 @@ fn panel_stem(file: &str, method: &str) -> String {
             }
         })
         .collect();
-    format!("{file}_{}", safe.trim_matches('_'))
+    safe.trim_matches('_').to_string()
+}
+
+/// A file stem for one method's panel: `<file>_<label>` with the label made file-safe.
+fn panel_stem(file: &str, method: &str) -> String {
+    format!("{file}_{}", file_safe(method))
+}
+
+/// Most sweep points a line plot is also drawn for one by one: beyond it the panels are too many
+/// to look at (a heat map or a `final` plot suits such sweeps).
+const MAX_PANELS: usize = 12;
+
+/// A line plot of a sweep is one figure of every curve (colour = method, marker = point), and
+/// also one panel per sweep point with only that point's curves, in the same colours and
+/// markers: small multiples that stay readable where 9–12 curves crowd one axes.
+fn small_multiples(
+    exp: &Experiment,
+    records: &[RunRecord],
+    spec: &PlotSpec,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    if exp.points.len() < 2 || exp.points.len() > MAX_PANELS {
+        return Ok(written);
+    }
+    for p in &exp.points {
+        let mine: Vec<RunRecord> = records
+            .iter()
+            .filter(|r| r.key.point == p.label)
+            .cloned()
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let at = caption(exp, &p.label);
+        let mut plot = line_plot(exp, &mine, spec);
+        plot.title = format!("{} — {at}", plot.title);
+        let stem = dir.join(format!("{}__{}", spec.file, file_safe(&at)));
+        render(&plot, &stem)?;
+        written.push(stem);
+    }
+    Ok(written)
 }
 
 /// Render every plot of the manifest into `dir`; returns the stems written.
@@ -740,7 +769,12 @@ pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result
     for spec in &exp.plots {
         let stem = dir.join(&spec.file);
         match spec.kind {
-            PlotKind::Line => render(&line_plot(exp, records, spec), &stem)?,
+            PlotKind::Line => {
+                render(&line_plot(exp, records, spec), &stem)?;
+                written.push(stem);
+                written.extend(small_multiples(exp, records, spec, dir)?);
+                continue;
+            }
             PlotKind::RoundsToTarget => render(&rounds_to_target(exp, records, spec), &stem)?,
             PlotKind::Bars => render_bars(&bars(exp, records, spec), &stem)?,
             PlotKind::Spectrum => render(&spectrum(exp, records, spec), &stem)?,

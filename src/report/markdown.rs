@@ -192,12 +192,30 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     communication(&mut s, exp, out);
     if !figures.is_empty() {
         let _ = writeln!(s, "\n## Figures\n");
+        let mut panels = false;
         for f in figures {
             let name = f
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
+            // A sweep point's panel (`<plot>__<point>`, see figures::small_multiples): small
+            // images one after the other, each linking to its SVG.
+            if name.contains("__") {
+                if !panels {
+                    let _ = writeln!(s, "Per sweep point:\n");
+                    panels = true;
+                }
+                let _ = writeln!(s, "[![{name}]({name}.png)]({name}.svg)");
+                continue;
+            }
+            if panels {
+                let _ = writeln!(s);
+                panels = false;
+            }
             let _ = writeln!(s, "![{name}]({name}.png)\n\n[SVG]({name}.svg)\n");
+        }
+        if panels {
+            let _ = writeln!(s);
         }
     }
     let _ = writeln!(s, "## Provenance\n");
@@ -249,7 +267,7 @@ fn paper_table(s: &mut String, exp: &Experiment, out: &Outcome) {
         }
     }
     for m in &out.planned {
-        let paper = paper_average(exp, &m.name, &m.label);
+        let paper = paper_average(exp, &m.name, &m.label, &m.variant);
         let mut line = format!(
             "|  | {} | {} | **not implemented yet** | |",
             m.label,
@@ -653,7 +671,12 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome, plain: bool) {
             .iter()
             .filter(|r| describe(&r.key) == name)
             .collect();
-        let p = paper_average(exp, &runs[0].key.method, &runs[0].key.label);
+        let p = paper_average(
+            exp,
+            &runs[0].key.method,
+            &runs[0].key.label,
+            &runs[0].key.params,
+        );
         let mut line = format!(
             "| {name} | {:.1} | {:.2} |",
             mean(runs.iter().map(|r| r.rounds as f64)),

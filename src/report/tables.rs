@@ -13,10 +13,11 @@ use std::path::Path;
 
 /// The paper's numbers for one run: those given for its sweep point, or, without a sweep, those
 /// given for the method. A sweep's un-pointed numbers are averages and belong to `paper_average`.
+/// They attach to the entry the manifest names (`Experiment::names_run`), never to a variant.
 pub fn paper_for<'a>(exp: &'a Experiment, key: &RunKey) -> Option<&'a PaperResult> {
     let sweep = exp.points.len() > 1;
     exp.paper_results.iter().find(|p| {
-        (p.method == key.method || p.method == key.label)
+        exp.names_run(&p.method, &key.method, &key.label, &key.params)
             && match &p.point {
                 Some(pt) => *pt == key.point,
                 None => !sweep,
@@ -24,11 +25,17 @@ pub fn paper_for<'a>(exp: &'a Experiment, key: &RunKey) -> Option<&'a PaperResul
     })
 }
 
-/// The paper's numbers for a method over the whole experiment (for a sweep: its averages).
-pub fn paper_average<'a>(exp: &'a Experiment, name: &str, label: &str) -> Option<&'a PaperResult> {
+/// The paper's numbers for a method variant over the whole experiment (for a sweep: its
+/// averages).
+pub fn paper_average<'a>(
+    exp: &'a Experiment,
+    method: &str,
+    label: &str,
+    variant: &str,
+) -> Option<&'a PaperResult> {
     exp.paper_results
         .iter()
-        .find(|p| (p.method == name || p.method == label) && p.point.is_none())
+        .find(|p| exp.names_run(&p.method, method, label, variant) && p.point.is_none())
 }
 
 fn str_col(name: &str, v: Vec<String>) -> Column {

@@ -464,6 +464,14 @@ fn minimal_manifest_runs_with_defaults_and_a_plain_report() {
     for absent in ["Paper beside ours", "Reproduces", "(paper)", "scaled-down"] {
         assert!(!report.contains(absent), "{absent:?} in: {report}");
     }
+    // Without [[plots]], the family's default figures: its first metric against rounds and bytes.
+    for stem in ["convergence_kkt", "communication_kkt"] {
+        assert!(folder.join(format!("{stem}.svg")).is_file(), "{stem}.svg");
+        assert!(
+            report.contains(&format!("({stem}.png)")),
+            "{stem} in: {report}"
+        );
+    }
     assert!(!root.join("results/study/mini/paper").exists());
     // Re-rendering finds the same profile without being told.
     let out = dpca(&["render", "results/study/mini/default"]);

@@ -363,13 +363,46 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         kind,
         methods,
         stop: raw.stop,
-        plots: raw.plots,
+        plots: if raw.plots.is_empty() {
+            default_plots(kind)
+        } else {
+            raw.plots
+        },
         paper_results: raw.paper_results,
         attack: raw.attack,
         claims: raw.claims,
         table_metrics: raw.table_metrics,
         source: Source(text),
     })
+}
+
+/// Figures of a manifest without `[[plots]]`: the family's first lower-is-better metric against
+/// rounds and against the bytes sent, the two axes a federated method is judged on.
+fn default_plots(kind: crate::problem::Kind) -> Vec<PlotSpec> {
+    let Some(m) = kind.metrics().iter().find(|m| m.lower_is_better) else {
+        return Vec::new();
+    };
+    [
+        (XAxis::Rounds, "convergence", "rounds"),
+        (XAxis::Bytes, "communication", "bytes sent"),
+    ]
+    .into_iter()
+    .map(|(x, stem, per)| PlotSpec {
+        file: format!("{stem}_{}", m.name),
+        kind: PlotKind::Line,
+        x,
+        y: m.name.to_string(),
+        also: Vec::new(),
+        target: None,
+        log_y: m.log,
+        title: Some(format!("{} against {per}", m.short)),
+        grid: Vec::new(),
+        mark_x: None,
+        mark_y: None,
+        mark_label: None,
+        params: Vec::new(),
+    })
+    .collect()
 }
 
 /// serde with the failing key path recovered (serde_path_to_error) and located in the file.

@@ -764,13 +764,21 @@ fn outcome_row(name: &str, c: &Comparison) -> Vec<String> {
     vec![
         name.to_string(),
         if c.matches() { "match" } else { "DIFFERS" }.into(),
+        if c.rounds_differ() { "differ" } else { "same" }.into(),
         c.rows.to_string(),
         c.differences.len().to_string(),
         c.max_relative().map_or("—".into(), |r| format!("{r:.2e}")),
     ]
 }
 
-const OUTCOME_HEADER: [&str; 5] = ["RESULTS", "STATUS", "ROWS", "DIFFERENCES", "MAX REL. DIFF"];
+const OUTCOME_HEADER: [&str; 6] = [
+    "RESULTS",
+    "STATUS",
+    "ROUNDS/STOP",
+    "ROWS",
+    "DIFFERENCES",
+    "MAX REL. DIFF",
+];
 
 /// Differences printed per folder before "… and N more".
 const SHOWN: usize = 20;
@@ -834,6 +842,7 @@ fn compare_dirs(a: &Path, b: &Path, tol: Tolerance) -> Result<()> {
                 "—".into(),
                 "—".into(),
                 "—".into(),
+                "—".into(),
             ]);
             differing += 1;
             continue;
@@ -883,6 +892,7 @@ fn verify(
                 rows.push(vec![
                     name,
                     "skipped: dataset absent".into(),
+                    "—".into(),
                     "—".into(),
                     "—".into(),
                     "—".into(),

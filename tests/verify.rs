@@ -26,13 +26,15 @@ fn copy_of(committed: &str, dir: &Path) -> PathBuf {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(committed);
     let to = dir.join("copy");
     std::fs::create_dir_all(&to).unwrap();
-    for f in ["summary.csv", "trace.csv", "run.json"] {
-        std::fs::copy(from.join(f), to.join(f)).unwrap();
+    for f in ["summary.csv", "trace.csv", "spectra.csv", "run.json"] {
+        if from.join(f).exists() {
+            std::fs::copy(from.join(f), to.join(f)).unwrap();
+        }
     }
     to
 }
 
-const FOLDER: &str = "results/fspca/fig6/quick";
+const FOLDER: &str = "results/dcfpca/fig1_n1000/quick";
 
 /// The CSV's rows, header first.
 fn rows(path: &Path) -> Vec<Vec<String>> {
@@ -153,11 +155,11 @@ fn a_changed_round_count_is_a_difference() {
 fn verify_reproduces_a_committed_quick_manifest() {
     // One small manifest in an experiments folder of its own; the committed results are read only.
     let tmp = tempfile::tempdir().unwrap();
-    let exps = tmp.path().join("experiments/fspca");
+    let exps = tmp.path().join("experiments/dcfpca");
     std::fs::create_dir_all(&exps).unwrap();
     std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/fspca/fig6.toml"),
-        exps.join("fig6.toml"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/dcfpca/fig1_n1000.toml"),
+        exps.join("fig1_n1000.toml"),
     )
     .unwrap();
     let cache = tmp.path().join("cache");
@@ -176,7 +178,7 @@ fn verify_reproduces_a_committed_quick_manifest() {
     assert!(out.status.success(), "{s}");
     assert!(
         s.lines()
-            .any(|l| l.starts_with("fspca/fig6/quick") && l.contains("match")),
+            .any(|l| l.starts_with("dcfpca/fig1_n1000/quick") && l.contains("match")),
         "{s}"
     );
     // Nothing written beside the committed results.

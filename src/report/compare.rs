@@ -60,6 +60,16 @@ impl Comparison {
         self.differences.is_empty()
     }
 
+    /// Whether a run stopped elsewhere: its rounds, stop reason or convergence, or its number of
+    /// rows, differ.
+    pub fn rounds_differ(&self) -> bool {
+        self.differences.iter().any(|d| {
+            matches!(d.column.as_str(), "rounds" | "stop_reason" | "converged")
+                || d.column.starts_with("rows")
+                || d.row == "(file)"
+        })
+    }
+
     /// The largest relative difference among numeric ones.
     pub fn max_relative(&self) -> Option<f64> {
         self.differences
@@ -216,7 +226,10 @@ pub fn compare_folders(a: &Path, b: &Path, tol: Tolerance) -> Result<Comparison>
             continue;
         }
         let (ta, tb) = (read(&pa, extra)?, read(&pb, extra)?);
+        let first = out.differences.len();
         compare_tables(file, extra, &ta, &tb, tol, &mut out);
+        // In the order of the first folder's lines (rows only in the second last).
+        out.differences[first..].sort_by_key(|d| (d.line == 0, d.line));
     }
     Ok(out)
 }

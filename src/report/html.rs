@@ -41,7 +41,7 @@ td{white-space:nowrap}img{max-width:100%;height:auto;display:block;margin:.5em 0
 code{background:#f4f4f4;padding:0 3px}nav{margin:.5em 0 1em;font-size:14px}\
 blockquote{border-left:3px solid #ccc;margin-left:0;padding-left:1em;color:#555}\
 .holds{color:#176d2c}.fails{color:#b3261e}ul.claims{margin:0;padding-left:1.2em;white-space:normal}\
-td.claims{white-space:normal;min-width:24em}";
+table.index td{white-space:normal}td.claims{min-width:24em}";
 
 /// Writes what the page shows into the DOM once it has loaded: how many images, which did not
 /// load, how many tables (the Chromium test reads it from `data-check`).
@@ -228,7 +228,7 @@ fn index_page(folders: &[Folder]) -> Page {
         );
         let _ = writeln!(
             body,
-            "<table>\n<thead><tr><th>experiment</th><th>profile</th><th>reproduces</th>\
+            "<table class=\"index\">\n<thead><tr><th>experiment</th><th>profile</th><th>reproduces</th>\
              <th>runs</th><th>claims</th><th>files</th></tr></thead>\n<tbody>"
         );
         for f in of {
@@ -308,4 +308,32 @@ pub fn write_site(root: &Path) -> Result<usize> {
         atomic_write(&root.join(&p.path), p.html.as_bytes())?;
     }
     Ok(pages.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_html_is_escaped_and_figures_are_their_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.svg"), "<svg/>").unwrap();
+        let md = "x <script>alert(1)</script> & <b>y</b>\n\n<div onclick=\"z\">\n\n\
+                  ![a](a.png) ![b](b.png)\n\n| h |\n|---|\n| <i>c</i> |\n";
+        let html = markdown_to_html(md, dir.path());
+        assert!(!html.contains("<script>") && !html.contains("<b>") && !html.contains("<div"));
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp;"),
+            "{html}"
+        );
+        assert!(
+            html.contains("src=\"a.svg\"") && html.contains("src=\"b.png\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("<table>") && html.contains("&lt;i&gt;c&lt;/i&gt;"),
+            "{html}"
+        );
+        assert_eq!(esc("\"<&>"), "&quot;&lt;&amp;&gt;");
+    }
 }

@@ -31,6 +31,9 @@ use std::process::ExitCode;
 ///   dpca run experiments/fspca/table1.toml --profile quick
 ///   dpca render results/faps/table4/paper
 ///   dpca reproduce --profile quick
+///   dpca report
+///   dpca verify --profile quick --threads 1
+///   dpca compare results/faps/table4/quick /tmp/other/faps/table4/quick
 #[derive(Parser)]
 #[command(name = "dpca", version, about, long_about, verbatim_doc_comment)]
 struct Cli {

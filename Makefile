@@ -44,7 +44,7 @@ DPCA := $(TARGET_DIR)/release/dpca
 # Root installs directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help deps deps-system deps-mkl build test fetch reproduce quick bench fmt fmt-check lint \
+.PHONY: help deps deps-system deps-mkl build test fetch reproduce quick report verify bench fmt fmt-check lint \
         clippy clean-results mkl-check mkl-fresh print-dpca
 
 help: ## list the targets
@@ -59,9 +59,10 @@ help: ## list the targets
 
 deps: deps-system $(if $(filter mkl,$(BLAS)),deps-mkl) ## system packages (+ MKL wheels into .deps/mkl when BLAS=mkl)
 
-deps-system: ## libopenblas-dev and pkg-config from Debian, when missing
+deps-system: ## libopenblas-dev, pkg-config and chromium (the HTML report's test) from Debian, when missing
 	@need=""; \
 	dpkg -s libopenblas-dev >/dev/null 2>&1 || need="$$need libopenblas-dev"; \
+	command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
 	command -v pkg-config >/dev/null 2>&1 || need="$$need pkg-config"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
@@ -101,6 +102,12 @@ reproduce: build fetch ## run every manifest under experiments/ with PROFILE (de
 
 quick: ## reproduce with PROFILE=quick (minutes on 2 cores)
 	@$(MAKE) reproduce PROFILE=quick
+
+report: build ## results/index.html and a page per results folder (open it from the file system)
+	$(DPCA) report $(ARGS)
+
+verify: build fetch ## re-run the experiments with committed quick results and compare (ARGS='--threads 1')
+	$(DPCA) verify $(ARGS)
 
 bench: deps mkl-fresh ## criterion benches (BENCH=rounds for one)
 	$(CARGO_RUN) bench $(FEATURES) $(addprefix --bench ,$(BENCH)) $(if $(ARGS),-- $(ARGS))

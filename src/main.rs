@@ -5,8 +5,9 @@ use clap::{Args, Parser, Subcommand};
 use dpca_bench::data::prepare::DatasetAbsent;
 use dpca_bench::manifest::{self, ManifestError};
 use dpca_bench::methods::{describe, registry};
+use dpca_bench::report::compare::{self, Comparison, Tolerance};
 use dpca_bench::run::{self, Options, Progress};
-use dpca_bench::util::FolderLock;
+use dpca_bench::util::{columns, FolderLock};
 use dpca_bench::{linalg, report};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,6 +31,9 @@ use std::process::ExitCode;
 ///   dpca run experiments/fspca/table1.toml --profile quick
 ///   dpca render results/faps/table4/paper
 ///   dpca reproduce --profile quick
+///   dpca report
+///   dpca verify --profile quick --threads 1
+///   dpca compare results/faps/table4/quick /tmp/other/faps/table4/quick
 #[derive(Parser)]
 #[command(name = "dpca", version, about, long_about, verbatim_doc_comment)]
 struct Cli {
@@ -123,6 +127,63 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Write results/index.html (every experiment, its claims, links) and one page per results
+    /// folder (its report: claims, paper-beside-ours tables, figures, links to the CSVs and
+    /// run.json), from the committed CSVs, run.json and manifests. Relative links only: the pages
+    /// open from the file system without a server.
+    Report {
+        /// Root folder of the results.
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+    },
+    /// Re-run every experiment with committed results of the profile into a scratch folder
+    /// (removed afterwards) and compare with the committed CSVs, as `compare` does. Exit status 1
+    /// on a difference.
+    ///
+    /// Examples:
+    ///   dpca verify --profile quick --threads 1
+    ///   dpca verify --experiments experiments/faps --rtol 1e-6
+    #[command(verbatim_doc_comment)]
+    Verify {
+        /// Profile whose committed results are re-run.
+        #[arg(long, default_value = "quick")]
+        profile: String,
+        /// Folder searched recursively for *.toml manifests.
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
+        /// Root folder of the committed results (read only).
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        #[command(flatten)]
+        tol: TolArgs,
+        /// Worker threads for client-parallel work (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Cache of generated matrices and reference solutions.
+        #[arg(long, default_value = "datasets/cache")]
+        cache: PathBuf,
+        /// Fetched datasets (`dpca data fetch NAME`).
+        #[arg(long, default_value = "datasets/raw")]
+        data: PathBuf,
+        /// Run even if the data alone exceeds the memory this machine has available.
+        #[arg(long)]
+        no_memory_check: bool,
+    },
+    /// Compare two results folders (results/<paper>/<id>/<profile>), or every results folder
+    /// under two roots: the same runs, rounds and stop reasons, every metric within the
+    /// tolerance; time columns are ignored. Prints a table of what differs; exit status 1 on a
+    /// difference.
+    ///
+    /// Examples:
+    ///   dpca compare results/faps/table4/quick /tmp/other/faps/table4/quick
+    ///   dpca compare results /tmp/fresh-results --rtol 1e-6
+    #[command(verbatim_doc_comment)]
+    Compare {
+        dir_a: PathBuf,
+        dir_b: PathBuf,
+        #[command(flatten)]
+        tol: TolArgs,
+    },
     /// Real datasets (MNIST, Fashion-MNIST, WDBC, CIFAR, LIBSVM): list, fetch, verify.
     ///
     /// Each lives in datasets/raw/<name>/; every file is checked by SHA-256 before it is
@@ -144,6 +205,32 @@ enum DataAction {
     Fetch { name: String },
     /// Re-check the SHA-256 of every file of a dataset.
     Verify { name: String },
+}
+
+#[derive(Args, Clone, Copy)]
+struct TolArgs {
+    /// Relative tolerance of metrics: |a − b| ≤ rtol·max(|a|, |b|) + atol. Integers (rounds,
+    /// bytes) and words (stop reasons) must be equal.
+    #[arg(long, default_value_t = 1e-9)]
+    rtol: f64,
+    /// Absolute floor, for metrics that are differences of O(1) quantities (sv_err): a change
+    /// of memory layout moves them by ~1e-16, which near convergence is 1e-8 of 1e-8.
+    #[arg(long, default_value_t = 1e-14)]
+    atol: f64,
+}
+
+impl TolArgs {
+    fn tolerance(self) -> Result<Tolerance> {
+        for (name, v) in [("--rtol", self.rtol), ("--atol", self.atol)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(UsageError(format!("{name} {v}: expected a finite number ≥ 0")).into());
+            }
+        }
+        Ok(Tolerance {
+            rtol: self.rtol,
+            atol: self.atol,
+        })
+    }
 }
 
 #[derive(Args, Clone)]
@@ -262,6 +349,46 @@ fn dispatch(cli: Cli) -> Result<()> {
             )
         }
         Command::Data { action, dir } => data(action, &dir),
+        Command::Report { results } => {
+            let started = std::time::Instant::now();
+            let pages = report::html::write_site(&results)?;
+            println!(
+                "{}: {pages} pages in {:.1} s",
+                results.join("index.html").display(),
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
+        Command::Compare { dir_a, dir_b, tol } => compare_dirs(&dir_a, &dir_b, tol.tolerance()?),
+        Command::Verify {
+            profile,
+            experiments,
+            results,
+            tol,
+            threads,
+            cache,
+            data,
+            no_memory_check,
+        } => {
+            let tol = tol.tolerance()?;
+            let scratch = tempfile::Builder::new()
+                .prefix("dpca-verify-")
+                .tempdir()
+                .context("cannot create a scratch folder")?;
+            let common = Common {
+                profile: Some(profile.clone()),
+                methods: Vec::new(),
+                seed: None,
+                force: false,
+                threads,
+                results: scratch.path().to_path_buf(),
+                cache,
+                data,
+                no_memory_check,
+            };
+            let opts = setup(&common)?;
+            verify(&experiments, &results, &profile, &opts, tol)
+        }
         Command::Check { dirs } => dirs.iter().try_for_each(|d| {
             let n = report::check_complete(d)?;
             println!(
@@ -377,37 +504,6 @@ impl std::fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
-
-/// Rows of left-aligned columns, each as wide as its widest cell; the last column is not padded.
-fn columns(rows: &[Vec<String>]) -> String {
-    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let width: Vec<usize> = (0..n)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i + 1 == row.len() {
-                    c.clone()
-                } else {
-                    format!("{c:<w$}", w = width[i])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
 
 /// `dpca methods`: one row per method, its paper on a second line under the about.
 fn methods_table() -> String {
@@ -663,5 +759,187 @@ fn data(action: DataAction, dir: &Path) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// One line of `verify`'s and `compare`'s closing table.
+fn outcome_row(name: &str, c: &Comparison) -> Vec<String> {
+    vec![
+        name.to_string(),
+        if c.matches() { "match" } else { "DIFFERS" }.into(),
+        if c.rounds_differ() { "differ" } else { "same" }.into(),
+        c.rows.to_string(),
+        c.differences.len().to_string(),
+        c.max_relative().map_or("—".into(), |r| format!("{r:.2e}")),
+    ]
+}
+
+const OUTCOME_HEADER: [&str; 6] = [
+    "RESULTS",
+    "STATUS",
+    "ROUNDS/STOP",
+    "ROWS",
+    "DIFFERENCES",
+    "MAX REL. DIFF",
+];
+
+/// Differences printed per folder before "… and N more".
+const SHOWN: usize = 20;
+
+/// Print one folder's comparison: nothing more when it matches, else its differences.
+fn print_comparison(name: &str, c: &Comparison, tol: Tolerance) {
+    if c.matches() {
+        println!(
+            "{name}: match ({} rows; metrics to {:e} relative + {:e})",
+            c.rows, tol.rtol, tol.atol
+        );
+    } else {
+        println!(
+            "{name}: {} difference(s) (A = first, B = second):\n{}",
+            c.differences.len(),
+            c.table(SHOWN)
+        );
+    }
+}
+
+/// `dpca compare`: two results folders, or every results folder under two roots.
+fn compare_dirs(a: &Path, b: &Path, tol: Tolerance) -> Result<()> {
+    for d in [a, b] {
+        if !d.is_dir() {
+            return Err(UsageError(format!("{}: no such folder", d.display())).into());
+        }
+    }
+    let is_folder = |d: &Path| d.join("summary.csv").is_file();
+    let names: Vec<PathBuf> = if is_folder(a) && is_folder(b) {
+        vec![PathBuf::new()]
+    } else {
+        let mut all = compare::folders_under(a)?;
+        all.extend(compare::folders_under(b)?);
+        all.sort();
+        all.dedup();
+        all
+    };
+    if names.is_empty() {
+        return Err(UsageError(format!(
+            "neither {} nor {} holds a results folder (one with a summary.csv)",
+            a.display(),
+            b.display()
+        ))
+        .into());
+    }
+    let mut rows = vec![OUTCOME_HEADER.map(String::from).to_vec()];
+    let mut differing = 0;
+    for rel in &names {
+        let name = if rel.as_os_str().is_empty() {
+            format!("{} vs {}", a.display(), b.display())
+        } else {
+            rel.display().to_string()
+        };
+        let (da, db) = (a.join(rel), b.join(rel));
+        if !(is_folder(&da) && is_folder(&db)) {
+            let only = if is_folder(&da) { "A" } else { "B" };
+            println!("{name}: only in {only}");
+            rows.push(vec![
+                name,
+                format!("only in {only}"),
+                "—".into(),
+                "—".into(),
+                "—".into(),
+                "—".into(),
+            ]);
+            differing += 1;
+            continue;
+        }
+        let c = compare::compare_folders(&da, &db, tol)?;
+        print_comparison(&name, &c, tol);
+        differing += usize::from(!c.matches());
+        rows.push(outcome_row(&name, &c));
+    }
+    if names.len() > 1 {
+        print!("\n{}", columns(&rows));
+    }
+    if differing > 0 {
+        anyhow::bail!("{differing} of {} results folder(s) differ", names.len());
+    }
+    Ok(())
+}
+
+/// `dpca verify`: re-run every manifest with committed results of `profile` into the scratch
+/// root `opts.results_root` and compare.
+fn verify(
+    experiments: &Path,
+    committed: &Path,
+    profile: &str,
+    opts: &Options,
+    tol: Tolerance,
+) -> Result<()> {
+    let progress = Progress::new();
+    let mut rows = vec![OUTCOME_HEADER.map(String::from).to_vec()];
+    let (mut checked, mut differing, mut skipped) = (0, 0, 0);
+    for path in manifests_under(experiments)? {
+        if !manifest::profile_names(&path)?.iter().any(|p| p == profile) {
+            continue;
+        }
+        let exp = manifest::load(&path, profile)?;
+        let rel = Path::new(&exp.paper).join(&exp.id).join(&exp.profile);
+        let old = committed.join(&rel);
+        if !old.join("summary.csv").is_file() {
+            continue;
+        }
+        let name = rel.display().to_string();
+        let started = std::time::Instant::now();
+        match run_manifest(&path, profile, opts, &progress) {
+            Ok(()) => {}
+            Err(e) if e.chain().any(|c| c.is::<DatasetAbsent>()) => {
+                progress.log(format!("skipped {name}: {e}"));
+                rows.push(vec![
+                    name,
+                    "skipped: dataset absent".into(),
+                    "—".into(),
+                    "—".into(),
+                    "—".into(),
+                    "—".into(),
+                ]);
+                skipped += 1;
+                continue;
+            }
+            Err(e) => return Err(e.context(format!("re-running {}", path.display()))),
+        }
+        let c = compare::compare_folders(&old, &opts.results_root.join(&rel), tol)?;
+        progress.log(format!(
+            "{name}: re-run in {:.0} s",
+            started.elapsed().as_secs_f64()
+        ));
+        print_comparison(&name, &c, tol);
+        checked += 1;
+        differing += usize::from(!c.matches());
+        rows.push(outcome_row(&name, &c));
+    }
+    if checked + skipped == 0 {
+        return Err(UsageError(format!(
+            "no manifest under {} has committed results of profile `{profile}` in {}",
+            experiments.display(),
+            committed.display()
+        ))
+        .into());
+    }
+    println!(
+        "\n(A = committed in {}, B = re-run)\n{}",
+        committed.display(),
+        columns(&rows)
+    );
+    if differing > 0 {
+        anyhow::bail!(
+            "{differing} of {checked} re-run results folder(s) differ from the committed ones"
+        );
+    }
+    println!(
+        "{checked} results folder(s) reproduced{}",
+        if skipped > 0 {
+            format!(", {skipped} skipped (dataset absent)")
+        } else {
+            String::new()
+        }
+    );
     Ok(())
 }

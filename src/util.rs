@@ -1,4 +1,5 @@
-//! Small file helpers shared by the cache and the result writers, and the process's peak memory.
+//! Small file helpers shared by the cache and the result writers, the process's peak memory, and
+//! the plain-text tables the command line prints.
 
 use anyhow::{Context, Result};
 use std::fs::File;
@@ -91,4 +92,35 @@ pub fn peak_rss_mib() -> Option<f64> {
         .parse()
         .ok()?;
     Some(kb / 1024.0)
+}
+
+/// Rows of left-aligned columns, each as wide as its widest cell; the last column is not padded.
+pub fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i + 1 == row.len() {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = width[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }

@@ -1,7 +1,9 @@
 //! Results: tidy CSV tables, figures and the paper-beside-ours report.
 
 pub mod claims;
+pub mod compare;
 pub mod figures;
+pub mod html;
 pub mod markdown;
 pub mod plot;
 pub mod provenance;

@@ -1,0 +1,339 @@
+//! `dpca report`: results/index.html and one index.html per results folder, readable from the
+//! file system (relative links, no scripts or styles fetched from anywhere).
+//!
+//! A folder's page is its report as `dpca render` builds it — the manifest and the committed
+//! CSVs through [`super::markdown::report`] — turned into HTML by pulldown-cmark, with raw HTML in
+//! the Markdown escaped as text and figures shown as SVG. The index lists every experiment of
+//! every paper with its claims judged by [`super::claims::judge`].
+
+use super::claims::judge;
+use super::reload::outcome_from_csv;
+use crate::manifest::{self, Experiment};
+use crate::util::atomic_write;
+use anyhow::{Context, Result};
+use pulldown_cmark::{Event, Options, Parser, Tag};
+use pulldown_cmark_escape::{escape_href, escape_html};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// A page of the site: its path relative to the results root, and its HTML.
+pub struct Page {
+    pub path: PathBuf,
+    pub html: String,
+}
+
+fn esc(s: &str) -> String {
+    let mut out = String::new();
+    let _ = escape_html(&mut out, s);
+    out
+}
+
+fn href(s: &str) -> String {
+    let mut out = String::new();
+    let _ = escape_href(&mut out, s);
+    esc(&out)
+}
+
+const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;\
+padding:1em 2em;color:#222}table{border-collapse:collapse;margin:.6em 0;font-size:13px;\
+display:block;overflow-x:auto}th,td{border:1px solid #ccc;padding:2px 6px}th{background:#f2f2f2}\
+td{white-space:nowrap}img{max-width:100%;height:auto;display:block;margin:.5em 0}\
+code{background:#f4f4f4;padding:0 3px}nav{margin:.5em 0 1em;font-size:14px}\
+blockquote{border-left:3px solid #ccc;margin-left:0;padding-left:1em;color:#555}\
+.holds{color:#176d2c}.fails{color:#b3261e}ul.claims{margin:0;padding-left:1.2em;white-space:normal}\
+table.index td{white-space:normal}td.claims{min-width:24em}";
+
+/// Writes what the page shows into the DOM once it has loaded: how many images, which did not
+/// load, how many tables (the Chromium test reads it from `data-check`).
+const CHECK: &str = "addEventListener('load',function(){var i=Array.prototype.slice.call(\
+document.images);document.body.setAttribute('data-check',JSON.stringify({images:i.length,\
+broken:i.filter(function(x){return !(x.complete&&x.naturalWidth>0)}).map(function(x){return \
+x.getAttribute('src')}),tables:document.getElementsByTagName('table').length}))});";
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n\
+         <script>{CHECK}</script>\n</body>\n</html>\n",
+        esc(title)
+    )
+}
+
+/// Markdown to HTML: tables on, raw HTML shown as text, images pointing at the SVG beside a
+/// PNG when there is one.
+fn markdown_to_html(md: &str, dir: &Path) -> String {
+    let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match e {
+        Event::Html(t) | Event::InlineHtml(t) => Event::Text(t),
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => {
+            let svg = dest_url
+                .strip_suffix(".png")
+                .map(|stem| format!("{stem}.svg"))
+                .filter(|svg| dir.join(svg).is_file());
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url: svg.map_or(dest_url, Into::into),
+                title,
+                id,
+            })
+        }
+        e => e,
+    });
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, events);
+    out
+}
+
+/// One results folder, as `dpca render` reads it.
+struct Folder {
+    /// Relative to the results root: <paper>/<id>/<profile>.
+    rel: PathBuf,
+    exp: Experiment,
+    out: crate::run::Outcome,
+    /// File names run.json lists.
+    files: Vec<String>,
+}
+
+fn load_folder(root: &Path, rel: &Path) -> Result<Folder> {
+    let dir = root.join(rel);
+    let json_path = dir.join("run.json");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&json_path)
+            .with_context(|| format!("cannot read {}", json_path.display()))?,
+    )
+    .with_context(|| format!("{} is not valid JSON", json_path.display()))?;
+    let (Some(path), Some(profile)) = (json["manifest"]["path"].as_str(), json["profile"].as_str())
+    else {
+        anyhow::bail!("{}: no manifest.path or profile", json_path.display());
+    };
+    let exp = manifest::load(Path::new(path), profile)
+        .with_context(|| format!("the manifest of {}", dir.display()))?;
+    let out = outcome_from_csv(&exp, &dir)?;
+    let files = json["files"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    Ok(Folder {
+        rel: rel.to_path_buf(),
+        exp,
+        out,
+        files,
+    })
+}
+
+/// The figures' stems in the order the report lists them: the manifest's plots, each one file
+/// or its panels.
+fn figure_stems(f: &Folder) -> Vec<PathBuf> {
+    let svgs: Vec<&str> = f
+        .files
+        .iter()
+        .filter_map(|n| n.strip_suffix(".svg"))
+        .collect();
+    let mut stems: Vec<&str> = Vec::new();
+    for p in &f.exp.plots {
+        if svgs.contains(&p.file.as_str()) {
+            stems.push(&p.file);
+        } else {
+            let mut panels: Vec<&str> = svgs
+                .iter()
+                .copied()
+                .filter(|s| s.starts_with(&format!("{}_", p.file)) && !stems.contains(s))
+                .collect();
+            panels.sort();
+            stems.extend(panels);
+        }
+    }
+    for s in &svgs {
+        if !stems.contains(s) {
+            stems.push(s);
+        }
+    }
+    stems.into_iter().map(|s| f.out.dir.join(s)).collect()
+}
+
+/// Links to the folder's data files, relative to `prefix` (the way from the page to the folder).
+fn file_links(f: &Folder, prefix: &str) -> String {
+    let mut names: Vec<&str> = ["report.md", "summary.csv", "trace.csv", "spectra.csv"]
+        .into_iter()
+        .filter(|n| f.files.iter().any(|x| x == n))
+        .collect();
+    names.push("run.json");
+    names
+        .iter()
+        .map(|n| {
+            format!(
+                "<a href=\"{}\">{}</a>",
+                href(&format!("{prefix}{n}")),
+                esc(n)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+fn folder_page(f: &Folder) -> Page {
+    let up = "../".repeat(f.rel.components().count());
+    let md = super::markdown::report(&f.exp, &f.out, &figure_stems(f));
+    let body = format!(
+        "<nav><a href=\"{}index.html\">All experiments</a> · {} · files: {}</nav>\n<main>\n{}</main>",
+        href(&up),
+        esc(&f.rel.display().to_string()),
+        file_links(f, ""),
+        markdown_to_html(&md, &f.out.dir)
+    );
+    Page {
+        path: f.rel.join("index.html"),
+        html: page(&format!("{} — {}", f.exp.title, f.rel.display()), &body),
+    }
+}
+
+fn index_page(folders: &[Folder]) -> Page {
+    let mut body = String::from("<main>\n<h1>dpca-bench results</h1>\n");
+    let _ = writeln!(
+        body,
+        "<p>Every committed results folder: what it reproduces, whether the paper's claims hold \
+         in our runs (✔ holds, ✘ does not), and links to its page (claims with the numbers behind \
+         them, the paper's numbers beside ours, figures), its CSVs and run.json. Rebuilt by \
+         <code>dpca report</code> from the CSVs, run.json and manifests.</p>"
+    );
+    let mut papers: Vec<&str> = folders.iter().map(|f| f.exp.paper.as_str()).collect();
+    papers.dedup();
+    let _ = writeln!(
+        body,
+        "<nav>{}</nav>",
+        papers
+            .iter()
+            .map(|p| format!("<a href=\"#{}\">{}</a>", href(p), esc(p)))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    );
+    for paper in papers {
+        let of: Vec<&Folder> = folders.iter().filter(|f| f.exp.paper == paper).collect();
+        let file = &of[0].exp.paper_file;
+        let _ = writeln!(
+            body,
+            "<h2 id=\"{}\">{}</h2>\n{}",
+            esc(paper),
+            esc(paper),
+            if file.is_empty() {
+                String::new()
+            } else {
+                format!("<p>Paper: <code>{}</code></p>", esc(file))
+            }
+        );
+        let _ = writeln!(
+            body,
+            "<table class=\"index\">\n<thead><tr><th>experiment</th><th>profile</th><th>reproduces</th>\
+             <th>runs</th><th>claims</th><th>files</th></tr></thead>\n<tbody>"
+        );
+        for f in of {
+            let page = format!("{}/index.html", f.rel.display());
+            let claims = if f.exp.claims.is_empty() {
+                "—".to_string()
+            } else {
+                let items: String = f
+                    .exp
+                    .claims
+                    .iter()
+                    .map(|c| {
+                        let holds = judge(&f.exp, c, &f.out.records).holds;
+                        format!(
+                            "<li class=\"{}\">{} {}</li>",
+                            if holds { "holds" } else { "fails" },
+                            if holds { "✔" } else { "✘" },
+                            esc(&c.text)
+                        )
+                    })
+                    .collect();
+                format!("<ul class=\"claims\">{items}</ul>")
+            };
+            let reproduces = if f.exp.reproduces.is_empty() {
+                &f.exp.title
+            } else {
+                &f.exp.reproduces
+            };
+            let _ = writeln!(
+                body,
+                "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td class=\"claims\">{claims}</td><td>{}</td></tr>",
+                href(&page),
+                esc(&f.exp.id),
+                esc(&f.exp.profile),
+                esc(reproduces),
+                f.out.records.len(),
+                file_links(f, &format!("{}/", f.rel.display())),
+            );
+        }
+        let _ = writeln!(body, "</tbody>\n</table>");
+    }
+    body += "</main>";
+    Page {
+        path: "index.html".into(),
+        html: page("dpca-bench results", &body),
+    }
+}
+
+/// Results folders (holding a run.json) under `root`, relative to it: sorted by paper, id and
+/// profile.
+fn folders(root: &Path) -> Result<Vec<PathBuf>> {
+    Ok(super::compare::folders_under(root)?
+        .into_iter()
+        .filter(|rel| root.join(rel).join("run.json").is_file())
+        .collect())
+}
+
+/// Every page of the site over the results under `root`: the index first.
+pub fn site(root: &Path) -> Result<Vec<Page>> {
+    let loaded = folders(root)?
+        .iter()
+        .map(|rel| load_folder(root, rel))
+        .collect::<Result<Vec<_>>>()?;
+    if loaded.is_empty() {
+        anyhow::bail!("{}: no results folders (with a run.json)", root.display());
+    }
+    let mut pages = vec![index_page(&loaded)];
+    pages.extend(loaded.iter().map(folder_page));
+    Ok(pages)
+}
+
+/// Write every page of [`site`], each atomically; the number of pages.
+pub fn write_site(root: &Path) -> Result<usize> {
+    let pages = site(root)?;
+    for p in &pages {
+        atomic_write(&root.join(&p.path), p.html.as_bytes())?;
+    }
+    Ok(pages.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_html_is_escaped_and_figures_are_their_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.svg"), "<svg/>").unwrap();
+        let md = "x <script>alert(1)</script> & <b>y</b>\n\n<div onclick=\"z\">\n\n\
+                  ![a](a.png) ![b](b.png)\n\n| h |\n|---|\n| <i>c</i> |\n";
+        let html = markdown_to_html(md, dir.path());
+        assert!(!html.contains("<script>") && !html.contains("<b>") && !html.contains("<div"));
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp;"),
+            "{html}"
+        );
+        assert!(
+            html.contains("src=\"a.svg\"") && html.contains("src=\"b.png\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("<table>") && html.contains("&lt;i&gt;c&lt;/i&gt;"),
+            "{html}"
+        );
+        assert_eq!(esc("\"<&>"), "&quot;&lt;&amp;&gt;");
+    }
+}

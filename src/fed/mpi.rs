@@ -98,8 +98,8 @@ fn intern(name: &str) -> &'static str {
     }
 }
 
-/// Append `msg` to a header list and a payload (its parts' numbers in memory order).
-fn encode(msg: &Message, payload: &mut Vec<f64>) -> Vec<PartHead> {
+/// Append `msg`'s numbers to `payload` (each part in memory order); its parts' headers.
+pub fn encode(msg: &Message, payload: &mut Vec<f64>) -> Vec<PartHead> {
     msg.parts()
         .map(|(name, part)| {
             let strides = part.strides();
@@ -123,7 +123,7 @@ fn encode(msg: &Message, payload: &mut Vec<f64>) -> Vec<PartHead> {
 }
 
 /// The message `heads` describes, its numbers taken from the front of `payload`.
-fn decode(heads: &[PartHead], payload: &mut &[f64]) -> Result<Message> {
+pub fn decode(heads: &[PartHead], payload: &mut &[f64]) -> Result<Message> {
     let mut msg = Message::new();
     for h in heads {
         let len = h.rows * h.cols;
@@ -598,52 +598,5 @@ fn failure(r: &std::thread::Result<Result<Message>>) -> Option<Reply> {
         Ok(Ok(_)) => None,
         Ok(Err(e)) => Some(Reply::Failed(format!("{e:#}"))),
         Err(p) => Some(Reply::Panicked(crate::util::panic_message(p.as_ref()))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ndarray::arr2;
-
-    #[test]
-    fn clients_are_spread_in_contiguous_blocks_over_ranks_1_and_up() {
-        let spread = |k, r| {
-            (0..r)
-                .map(|rank| clients_of(rank, k, r))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(spread(10, 3), vec![0..0, 0..5, 5..10]);
-        assert_eq!(spread(5, 3), vec![0..0, 0..2, 2..5]);
-        assert_eq!(spread(1, 3), vec![0..0, 0..0, 0..1]);
-        assert_eq!(spread(4, 2), vec![0..0, 0..4]);
-    }
-
-    #[test]
-    fn messages_travel_with_their_layouts_and_numbers() {
-        let c = arr2(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
-        let mut f = Array2::zeros((2, 3).f());
-        f.assign(&c);
-        let mut inv = c.clone();
-        inv.invert_axis(ndarray::Axis(0));
-        let msg = Message::new()
-            .with("c", c.clone())
-            .with("f", f.clone())
-            .with("inv", inv.clone())
-            .with_scalar("s", 2.5);
-        let mut payload = Vec::new();
-        let heads = encode(&msg, &mut payload);
-        assert_eq!(payload.len() as u64, msg.numbers());
-        let back = decode(&heads, &mut &payload[..]).unwrap();
-        assert_eq!(back.get("c").unwrap(), &c);
-        assert_eq!(back.get("c").unwrap().strides(), c.strides());
-        assert_eq!(back.get("f").unwrap(), &f);
-        assert_eq!(back.get("f").unwrap().strides(), f.strides());
-        assert_eq!(back.get("inv").unwrap(), &inv);
-        assert_eq!(back.scalar("s").unwrap(), 2.5);
-        let names: Vec<&str> = back.parts().map(|(n, _)| n).collect();
-        assert_eq!(names, ["c", "f", "inv", "s"]);
-        // A short payload is an error, not a panic.
-        assert!(decode(&heads, &mut &payload[..5]).is_err());
     }
 }

@@ -16,6 +16,7 @@ use crate::manifest::{self, Experiment, MethodSpec, Point};
 use crate::methods::{registry, Server};
 use crate::problem;
 use anyhow::{anyhow, bail, Context, Result};
+use ndarray::s;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -99,11 +100,16 @@ impl Held {
             }
         }
         let lo = lo.min(hi);
-        let order: Vec<usize> = (lo..hi).collect();
+        // A dense copy keeps the column-major layout, so clients see the strides they would
+        // see locally.
+        let cols = match inst.data() {
+            DataMatrix::Dense(a) => DataMatrix::Dense(a.slice(s![.., lo..hi]).to_owned()),
+            sparse => sparse.select(&(lo..hi).collect::<Vec<_>>()),
+        };
         Ok(Self {
             key: key_of(job),
             lo,
-            cols: inst.data().select(&order),
+            cols,
             sizes,
             start: inst.start().clone(),
             exp,

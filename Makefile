@@ -22,6 +22,8 @@ ARGS ?=
 BENCH ?= $(basename $(notdir $(wildcard benches/*.rs)))
 MKL_VERSION ?= 2026.2.0
 MKL_DIR := $(CURDIR)/.deps/mkl
+# The `mpi` feature (rsmpi): Open MPI's headers and mpirun, and libclang for its bindgen.
+MPI_PACKAGES := libopenmpi-dev openmpi-bin libclang-dev
 
 ifeq ($(BLAS),openblas)
   TARGET_DIR := $(CARGO_TARGET_DIR)
@@ -59,9 +61,11 @@ help: ## list the targets
 
 deps: deps-system $(if $(filter mkl,$(BLAS)),deps-mkl) ## system packages (+ MKL wheels into .deps/mkl when BLAS=mkl)
 
-deps-system: ## libopenblas-dev, pkg-config and chromium (the HTML report's test) from Debian, when missing
+deps-system: ## libopenblas-dev, pkg-config, Open MPI (+ libclang for its bindings) and chromium (the HTML report's test) from Debian, when missing
 	@need=""; \
-	dpkg -s libopenblas-dev >/dev/null 2>&1 || need="$$need libopenblas-dev"; \
+	for p in libopenblas-dev $(MPI_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; \
+	done; \
 	command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
 	command -v pkg-config >/dev/null 2>&1 || need="$$need pkg-config"; \
 	if [ -n "$$need" ]; then \
@@ -88,8 +92,9 @@ endif
 build: deps mkl-fresh ## cargo build --release (binary: make print-dpca)
 	$(CARGO_RUN) build --release $(FEATURES) $(ARGS)
 
-test: deps mkl-fresh ## cargo test --release (all tests)
+test: deps mkl-fresh ## cargo test --release (all tests), then the MPI backend's (feature mpi)
 	$(CARGO_RUN) test --release $(FEATURES) $(ARGS)
+	$(CARGO_RUN) test --release $(FEATURES) --features mpi --test mpi $(ARGS)
 
 # Real datasets the manifests use; one that cannot be fetched here is reported and skipped.
 DATASETS ?= mnist fashion-mnist cifar-10 cifar-100 wdbc

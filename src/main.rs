@@ -6,7 +6,7 @@ use dpca_bench::data::prepare::DatasetAbsent;
 use dpca_bench::manifest::{self, ManifestError};
 use dpca_bench::methods::{describe, registry};
 use dpca_bench::report::compare::{self, Comparison, Tolerance};
-use dpca_bench::run::{self, Options, Progress};
+use dpca_bench::run::{self, Backend, Options, Progress};
 use dpca_bench::util::{columns, FolderLock};
 use dpca_bench::{linalg, report};
 use std::path::{Path, PathBuf};
@@ -263,6 +263,10 @@ struct Common {
     /// Run even if the data alone exceeds the memory this machine has available.
     #[arg(long)]
     no_memory_check: bool,
+    /// Where the clients run: `local` (this process) or `mpi` (under mpirun: rank 0 the server,
+    /// the clients spread over the other ranks; needs a build with `--features mpi`).
+    #[arg(long, value_enum, default_value_t = Backend::Local)]
+    backend: Backend,
 }
 
 impl Common {
@@ -279,13 +283,69 @@ impl Common {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             attack: None,
             memory_check: !self.no_memory_check,
+            backend: self.backend,
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Cli {
+    /// The options of a command that runs experiments.
+    fn common(&self) -> Option<&Common> {
+        match &self.command {
+            Command::Run { common, .. }
+            | Command::Attack { common, .. }
+            | Command::Reproduce { common, .. } => Some(common),
+            _ => None,
         }
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match dispatch(cli) {
+    #[cfg(feature = "mpi")]
+    if let Some(common) = cli.common().filter(|c| c.backend == Backend::Mpi).cloned() {
+        return mpi_main(cli, &common);
+    }
+    exit(dispatch(cli))
+}
+
+/// Every rank of an `mpirun` job: rank 0 runs the command, the others serve its clients. Every
+/// rank exits with failure when any failed.
+#[cfg(feature = "mpi")]
+fn mpi_main(cli: Cli, common: &Common) -> ExitCode {
+    use dpca_bench::fed::mpi;
+    let universe = match mpi::initialize() {
+        Ok(u) => u,
+        Err(e) => return exit(Err(e)),
+    };
+    let rank = mpi::rank();
+    if rank != 0 {
+        let result = run::mpi::worker(setup(common));
+        drop(universe);
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("rank {rank}: stopped: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli)))
+        .unwrap_or_else(|p| {
+            Err(anyhow::anyhow!(
+                "panicked: {}",
+                dpca_bench::util::panic_message(p.as_ref())
+            ))
+        });
+    mpi::finish(result.as_ref().err().map(|e| format!("{e:#}")));
+    drop(universe);
+    exit(result)
+}
+
+/// The exit status of a command, its error printed.
+fn exit(result: Result<()>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -412,6 +472,9 @@ const MAX_THREADS_PER_CORE: usize = 4;
 
 fn setup(common: &Common) -> Result<Options> {
     let opts = common.options();
+    if opts.backend == Backend::Mpi && !cfg!(feature = "mpi") {
+        return Err(UsageError(run::MPI_NOT_BUILT.into()).into());
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if opts.threads == 0 || opts.threads > MAX_THREADS_PER_CORE * cores {
         anyhow::bail!(

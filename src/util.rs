@@ -124,3 +124,31 @@ pub fn columns(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// The text of a panic's payload (a `&str` or a `String`; anything else is named as such).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-text panic payload".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+
+    #[test]
+    fn a_panic_message_is_read_from_str_and_string_payloads() {
+        let of = |f: fn()| {
+            let p = std::panic::catch_unwind(f).unwrap_err();
+            panic_message(p.as_ref())
+        };
+        assert_eq!(of(|| panic!("singular")), "singular");
+        assert_eq!(of(|| panic!("{} of {}", 1, 2)), "1 of 2");
+        assert_eq!(
+            of(|| std::panic::panic_any(7u8)),
+            "a non-text panic payload"
+        );
+    }
+}

@@ -417,3 +417,22 @@ label = "DSI"
     );
     check("after a render");
 }
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn backend_mpi_without_the_feature_says_how_to_build_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tiny.toml"), MANIFEST).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args(["run", "tiny.toml", "--backend", "mpi", "--results", "r"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--features mpi") && err.contains("mpirun"),
+        "{err}"
+    );
+    assert!(!dir.path().join("r").exists(), "nothing written");
+}

@@ -3,11 +3,11 @@
 //! scratch crate's acceptance problem: n = m = 200, rank 10, 5% outliers of size ±√(nm).
 
 use dpca_bench::data::matrix::DataMatrix;
-use dpca_bench::fed::{Counters, LocalNetwork, Message, Network};
+use dpca_bench::fed::{Counters, Message, Network};
 use dpca_bench::linalg::svd::thin_svd;
 use dpca_bench::manifest::Magnitude;
 use dpca_bench::methods::ialm::spectral_norm;
-use dpca_bench::methods::registry::{lookup, Start};
+use dpca_bench::methods::registry::{lookup, Running, Start};
 use dpca_bench::problem::robust::{evaluate_against, planted, Planted};
 use ndarray::{Array2, ShapeBuilder};
 use rand::{Rng, SeedableRng};
@@ -70,9 +70,10 @@ fn run(p: &Problem, name: &str, params: &str, clients: usize) -> Outcome {
         start: &p.start,
         seed: 3,
     };
-    let built = (entry.build)(&resolved, start, blocks).unwrap();
-    let mut server = built.server;
-    let mut net = LocalNetwork::new(built.clients, sizes, N);
+    let Running {
+        mut server,
+        mut net,
+    } = Running::new(entry, &resolved, start, blocks, N).unwrap();
     // The runner evaluates the start too.
     let m0 = evaluate_against(&p.truth, &server.estimate(), &net.reveal()).unwrap();
     assert!(

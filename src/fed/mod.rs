@@ -9,10 +9,15 @@
 //! ([`sum_part`]), so results never depend on the thread count or the backend.
 //!
 //! The runner alone reads client-held parts of an estimate (robust PCA's L_i, S_i), through
-//! [`LocalNetwork::reveal`]: not counted, not part of [`Network`], so invisible to methods.
+//! [`RunNetwork::reveal`]: not counted, not part of [`Network`], so invisible to methods.
+//!
+//! Two backends: [`LocalNetwork`] (every client in this process) and, with the `mpi` feature,
+//! [`mpi::MpiNetwork`] (rank 0 the server, the clients on the other ranks).
 
 mod counters;
 mod message;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod transcript;
 
 pub use counters::{vectors, Counters};
@@ -46,6 +51,23 @@ pub trait Network {
     fn counters(&self) -> &Counters;
     /// The server's recorded view, if the runner asked for one.
     fn transcript(&self) -> Option<&Transcript>;
+}
+
+/// What the runner drives: a method's network plus the runner's own channels, which methods
+/// never see (they get a `&mut dyn Network`).
+pub trait RunNetwork: Network {
+    /// Record the server's view (broadcasts and the replies of `clients`) for attacks.
+    fn record_transcript(&mut self, clients: Vec<usize>);
+    /// The evaluation channel: each client's share of the estimate, in client order (not
+    /// counted).
+    fn reveal(&mut self) -> Result<Vec<Message>>;
+    /// Inner iterations of each client's last reply, in client order.
+    fn inner_iters(&mut self) -> Result<Vec<u32>>;
+    /// A failure of the network itself (a rank lost or out of step), as opposed to a method's
+    /// error: the experiment cannot go on. The runner checks it whenever a step fails.
+    fn broken(&self) -> Option<String> {
+        None
+    }
 }
 
 /// All clients in this process, computing in parallel (rayon).
@@ -116,5 +138,17 @@ impl Network for LocalNetwork<'_> {
 
     fn transcript(&self) -> Option<&Transcript> {
         self.transcript.as_ref()
+    }
+}
+
+impl RunNetwork for LocalNetwork<'_> {
+    fn record_transcript(&mut self, clients: Vec<usize>) {
+        LocalNetwork::record_transcript(self, clients)
+    }
+    fn reveal(&mut self) -> Result<Vec<Message>> {
+        Ok(LocalNetwork::reveal(self))
+    }
+    fn inner_iters(&mut self) -> Result<Vec<u32>> {
+        Ok(LocalNetwork::inner_iters(self))
     }
 }

@@ -26,14 +26,16 @@ pub struct Entry {
     pub docs: &'static [(&'static str, &'static str)],
     /// The parameters and their types, read from its `Params` type.
     pub fields: fn() -> Vec<param_probe::Field>,
-    /// Build the server and one client per block from resolved parameters.
-    pub build: for<'a> fn(&serde_json::Value, Start<'_>, Vec<Block<'a>>) -> Result<Built<'a>>,
-}
-
-/// The server and its clients, in client order.
-pub struct Built<'a> {
-    pub server: Box<dyn Server>,
-    pub clients: Vec<Box<dyn Client + 'a>>,
+    /// Build the server from resolved parameters and every client's sample count (no data).
+    pub server: fn(&serde_json::Value, Start<'_>, &[usize]) -> Result<Box<dyn Server>>,
+    /// Build clients from resolved parameters, every client's sample count, and the
+    /// (client index, block) pairs to build: all of them, or one MPI rank's share.
+    pub clients: for<'a> fn(
+        &serde_json::Value,
+        Start<'_>,
+        &[usize],
+        Vec<(usize, Block<'a>)>,
+    ) -> Result<Vec<Box<dyn Client + 'a>>>,
 }
 
 /// What every party starts from.
@@ -59,7 +61,8 @@ const fn entry<M: Method>(
         check: check::<M::Params>,
         docs: <M::Params as Params>::DOCS,
         fields: param_probe::fields::<M::Params>,
-        build: build::<M>,
+        server: server::<M>,
+        clients: clients::<M>,
     }
 }
 
@@ -286,40 +289,48 @@ fn check<P: Params>(params: &toml::Table) -> std::result::Result<serde_json::Val
     Ok(serde_json::to_value(p).expect("parameters serialise to JSON"))
 }
 
-fn build<'a, M: Method>(
+fn parse_params<M: Method>(params: &serde_json::Value) -> Result<M::Params> {
+    serde_json::from_value(params.clone()).context("resolved parameters")
+}
+
+fn server<M: Method>(
     params: &serde_json::Value,
     start: Start<'_>,
-    blocks: Vec<Block<'a>>,
-) -> Result<Built<'a>> {
-    let params: M::Params =
-        serde_json::from_value(params.clone()).context("resolved parameters")?;
-    let sizes: Vec<usize> = blocks.iter().map(|b| b.samples()).collect();
-    let server = M::server(
-        &params,
+    sizes: &[usize],
+) -> Result<Box<dyn Server>> {
+    M::server(
+        &parse_params::<M>(params)?,
         ServerSetup {
             start: start.start,
             seed: start.seed,
-            sizes: &sizes,
+            sizes,
         },
-    )?;
+    )
+}
+
+fn clients<'a, M: Method>(
+    params: &serde_json::Value,
+    start: Start<'_>,
+    sizes: &[usize],
+    blocks: Vec<(usize, Block<'a>)>,
+) -> Result<Vec<Box<dyn Client + 'a>>> {
+    let params = parse_params::<M>(params)?;
     // Each client sees its own block only.
-    let clients = blocks
+    blocks
         .into_iter()
-        .enumerate()
         .map(|(index, block)| {
             M::client(
                 &params,
                 ClientSetup {
                     index,
                     block,
-                    sizes: &sizes,
+                    sizes,
                     start: start.start,
                     seed: start.seed,
                 },
             )
         })
-        .collect::<Result<_>>()?;
-    Ok(Built { server, clients })
+        .collect()
 }
 
 /// A method ready to run: its server and the network of its clients, as the runner drives it.
@@ -337,11 +348,17 @@ impl<'a> Running<'a> {
         blocks: Vec<Block<'a>>,
         dim: usize,
     ) -> Result<Self> {
-        let sizes = blocks.iter().map(|b| b.samples()).collect();
-        let built = (entry.build)(resolved, start, blocks)?;
+        let sizes: Vec<usize> = blocks.iter().map(|b| b.samples()).collect();
+        let server = (entry.server)(resolved, start, &sizes)?;
+        let clients = (entry.clients)(
+            resolved,
+            start,
+            &sizes,
+            blocks.into_iter().enumerate().collect(),
+        )?;
         Ok(Self {
-            server: built.server,
-            net: LocalNetwork::new(built.clients, sizes, dim),
+            server,
+            net: LocalNetwork::new(clients, sizes, dim),
         })
     }
 

@@ -1,6 +1,8 @@
 //! The run loop: data → reference → clients → method steps (timed) → observer (untimed) → stop
 //! rule, for every (sweep point, method variant, repeat) of an experiment.
 
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod progress;
 mod record;
 mod stop;
@@ -12,7 +14,7 @@ pub use stop::{StopReason, StopRule};
 use crate::attack;
 use crate::data::cache::MatrixCache;
 use crate::data::prepare::KeyMismatch;
-use crate::fed::{LocalNetwork, Network};
+use crate::fed::{Counters, RunNetwork};
 use crate::manifest::{AttackSpec, Experiment, MethodSpec, Point};
 use crate::methods::{registry, StepInfo};
 use crate::problem::{self, Instance};
@@ -41,7 +43,25 @@ pub struct Options {
     pub attack: Option<AttackSpec>,
     /// Refuse a manifest whose data cannot fit in this machine's available memory.
     pub memory_check: bool,
+    /// Where the clients run.
+    pub backend: Backend,
 }
+
+/// Where the clients run (results are identical, time columns aside).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// Every client in this process, in parallel (rayon).
+    #[default]
+    Local,
+    /// Rank 0 of an `mpirun` job is the server, the other ranks hold the clients (cargo
+    /// feature `mpi`).
+    Mpi,
+}
+
+/// Why `--backend mpi` cannot run in a binary built without the feature.
+pub const MPI_NOT_BUILT: &str = "--backend mpi: this dpca was built without MPI support; build \
+     it with `cargo build --release --features mpi` (Open MPI and libclang from Debian: `make \
+     deps-system`), then start it under mpirun: `mpirun -np 3 dpca run MANIFEST --backend mpi`";
 
 /// Bytes a point needs at the least: its n×m data matrix and a Gram matrix of its smaller side,
 /// which any reference needs (working copies come on top).
@@ -359,6 +379,21 @@ fn headline(exp: &Experiment, row: &TraceRow) -> String {
         .join(", ")
 }
 
+/// The clients a method runs on: the instance's, or one holding all the data if it is
+/// centralised.
+fn client_sizes(entry: &registry::Entry, sizes: &[usize]) -> Vec<usize> {
+    if entry.centralised {
+        vec![sizes.iter().sum()]
+    } else {
+        sizes.to_vec()
+    }
+}
+
+/// The seed a method's server and clients start from.
+fn method_seed(run_seed: u64, m: &MethodSpec, point: &Point) -> u64 {
+    seed::derive(run_seed, &["method", &m.name, &point.label])
+}
+
 /// Run one method on one instance until the stop rule fires. A centralised method gets one
 /// client holding all the data.
 #[allow(clippy::too_many_arguments)]
@@ -374,11 +409,7 @@ pub fn run_one(
 ) -> Result<RunRecord> {
     let entry = registry::lookup(&m.name).expect("validated: a registered method");
     let all = inst.data().view();
-    let sizes = if entry.centralised {
-        vec![inst.sizes().iter().sum()]
-    } else {
-        inst.sizes().to_vec()
-    };
+    let sizes = client_sizes(entry, inst.sizes());
     let blocks = all.split(&sizes);
     let attacked = attack.map(|a| a.client - 1);
     // The attack compares with A_1A_1ᵀ, which it needs dense (n × n at most).
@@ -394,17 +425,27 @@ pub fn run_one(
         .transpose()?;
     let start = registry::Start {
         start: inst.start(),
-        seed: seed::derive(key.seed, &["method", &m.name, &point.label]),
+        seed: method_seed(key.seed, m, point),
     };
-    let registry::Running {
-        mut server,
-        mut net,
-    } = match registry::Running::new(entry, &m.resolved, start, blocks, inst.dim()) {
-        Ok(running) => running,
+    let started = match opts.backend {
+        Backend::Local => registry::Running::new(entry, &m.resolved, start, blocks, inst.dim())
+            .map(|r| {
+                let net: Box<dyn RunNetwork + '_> = Box::new(r.net);
+                (r.server, net)
+            }),
+        #[cfg(feature = "mpi")]
+        Backend::Mpi => mpi::start(exp, point, m, &key, entry, start, sizes, inst.dim())?
+            .map_err(anyhow::Error::msg),
+        #[cfg(not(feature = "mpi"))]
+        Backend::Mpi => anyhow::bail!(MPI_NOT_BUILT),
+    };
+    let (mut server, mut net) = match started {
+        Ok(started) => started,
         // A method that cannot start on this data (DSI on a machine whose top eigenvalue is
         // repeated) is a failed run, not a failed experiment.
         Err(e) => return Ok(unstarted(exp, key, m, opts, progress, format!("{e:#}"))),
     };
+    let net: &mut dyn RunNetwork = net.as_mut();
     if let Some(c) = attacked {
         net.record_transcript(vec![c]);
     }
@@ -416,18 +457,22 @@ pub fn run_one(
         target.map(|(_, v, lower)| (v, lower)),
     );
     let mut seconds = 0.0;
-    let observe = |net: &LocalNetwork, server: &dyn crate::methods::Server| {
-        inst.evaluate(&server.estimate(), &net.reveal())
+    let observe = |net: &mut dyn RunNetwork, server: &dyn crate::methods::Server| {
+        inst.evaluate(&server.estimate(), &net.reveal()?)
     };
-    let m0 = observe(&net, server.as_ref())?;
-    let mut trace = vec![row(exp, 0.0, seconds, &net, &m0)];
+    let m0 = observe(net, server.as_ref())?;
+    let mut trace = vec![row(exp, 0.0, seconds, net.counters(), &m0)];
     let mut error = None;
     let reason = loop {
         let t = Instant::now();
         // A method that errs or panics mid-run (a singular factorisation on degenerate data)
         // ends this run as "failed" with its message; the experiment's other runs go on.
-        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.step(&mut net)));
+        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.step(net)));
         seconds += t.elapsed().as_secs_f64();
+        // A network that broke (an MPI rank lost or out of step) ends the experiment.
+        if let Some(why) = net.broken() {
+            anyhow::bail!(why);
+        }
         let info: StepInfo = match step {
             Ok(Ok(info)) => info,
             Ok(Err(e)) => {
@@ -435,15 +480,18 @@ pub fn run_one(
                 break StopReason::Failed;
             }
             Err(panic) => {
-                error = Some(format!("panicked: {}", panic_message(panic.as_ref())));
+                error = Some(format!(
+                    "panicked: {}",
+                    crate::util::panic_message(panic.as_ref())
+                ));
                 break StopReason::Failed;
             }
         };
         // Observer: everything below is outside the timed section.
-        let metrics = observe(&net, server.as_ref())?;
-        let inner = net.inner_iters();
+        let metrics = observe(net, server.as_ref())?;
+        let inner = net.inner_iters()?;
         let mean_inner = inner.iter().map(|&i| i as f64).sum::<f64>() / inner.len().max(1) as f64;
-        trace.push(row(exp, mean_inner, seconds, &net, &metrics));
+        trace.push(row(exp, mean_inner, seconds, net.counters(), &metrics));
         let round = net.counters().rounds;
         let last = trace.last().expect("just pushed");
         let value = target.and_then(|(m, ..)| last.metric(m));
@@ -479,7 +527,7 @@ pub fn run_one(
     let spectra = if error.is_some() {
         BTreeMap::new()
     } else {
-        inst.spectra(&server.estimate(), &net.reveal())?
+        inst.spectra(&server.estimate(), &net.reveal()?)?
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect()
@@ -552,17 +600,7 @@ fn unstarted(
     }
 }
 
-/// The text of a panic's payload (a `&str` or a `String`; anything else is named as such).
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-text panic payload".into())
-}
-
-fn row(exp: &Experiment, inner: f64, seconds: f64, net: &LocalNetwork, values: &[f64]) -> TraceRow {
-    let c = net.counters();
+fn row(exp: &Experiment, inner: f64, seconds: f64, c: &Counters, values: &[f64]) -> TraceRow {
     let metrics: BTreeMap<String, f64> = exp
         .kind
         .metrics()
@@ -579,24 +617,5 @@ fn row(exp: &Experiment, inner: f64, seconds: f64, net: &LocalNetwork, values: &
         vectors: c.vectors(),
         metrics,
         leak_err: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::panic_message;
-
-    #[test]
-    fn a_panic_message_is_read_from_str_and_string_payloads() {
-        let of = |f: fn()| {
-            let p = std::panic::catch_unwind(f).unwrap_err();
-            panic_message(p.as_ref())
-        };
-        assert_eq!(of(|| panic!("singular")), "singular");
-        assert_eq!(of(|| panic!("{} of {}", 1, 2)), "1 of 2");
-        assert_eq!(
-            of(|| std::panic::panic_any(7u8)),
-            "a non-text panic payload"
-        );
     }
 }

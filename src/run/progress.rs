@@ -13,6 +13,8 @@ pub const LINE_EVERY: Duration = Duration::from_secs(10);
 pub struct Progress {
     multi: MultiProgress,
     tty: bool,
+    /// Print nothing at all (MPI ranks other than 0: rank 0 reports).
+    quiet: bool,
 }
 
 impl Default for Progress {
@@ -32,6 +34,16 @@ impl Progress {
         Self {
             multi: MultiProgress::with_draw_target(target),
             tty,
+            quiet: false,
+        }
+    }
+
+    /// Progress that draws and prints nothing.
+    pub fn hidden() -> Self {
+        Self {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
+            tty: false,
+            quiet: true,
         }
     }
 
@@ -88,6 +100,9 @@ impl Progress {
 
     /// A log line that does not tear the bars.
     pub fn log(&self, line: impl AsRef<str>) {
+        if self.quiet {
+            return;
+        }
         if self.tty {
             let _ = self.multi.println(line.as_ref());
         } else {
@@ -174,6 +189,7 @@ mod tests {
         Progress {
             multi: MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
             tty: false,
+            quiet: false,
         }
         .run(1000, "test", target)
     }

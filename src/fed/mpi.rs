@@ -1,0 +1,602 @@
+//! The MPI backend (cargo feature `mpi`, `dpca run --backend mpi` under `mpirun`): Open MPI
+//! through rsmpi. Rank 0 is the server: it runs the runner and the method's server side.
+//! Clients 0..K−1 are spread over ranks 1..R−1 in contiguous blocks ([`clients_of`]).
+//!
+//! Rank 0 drives every other rank by broadcasting a [`Command`]; each rank answers a command
+//! that asks for an answer with one point-to-point [`Reply`], and rank 0 receives them rank by
+//! rank, in rank order, before it sends anything else. So replies come back in client order
+//! and sums stay in client order (never MPI_Reduce, whose order is unspecified), and no rank is
+//! ever left blocked in a send when rank 0 moves on, which is what makes every error end the job
+//! instead of hanging it.
+//!
+//! A message travels as a small JSON header (part names, shapes, strides) followed by one f64
+//! payload holding the parts' numbers in memory order: the payload is exactly what
+//! [`Counters`] counts, and [`MpiNetwork`] checks after every round that the payload bytes MPI
+//! moved equal the counted bytes. Arrays arrive with the strides they left with, so BLAS sees
+//! the same layouts as with the local backend and results are identical to the bit.
+
+use super::{Client, Counters, Message, Network, RunNetwork, Transcript};
+use anyhow::{anyhow, bail, Context, Result};
+use mpi::topology::{Rank, SimpleCommunicator};
+use mpi::traits::*;
+use ndarray::{Array2, ShapeBuilder};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::sync::Mutex;
+
+/// The server's rank.
+pub const SERVER: Rank = 0;
+
+/// What rank 0 tells every other rank.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Command {
+    /// Build this rank's clients for the run the runner describes, and answer [`Reply::Started`].
+    Start(serde_json::Value),
+    /// A round's broadcast (the payload follows): answer with the clients' replies.
+    Round(Vec<PartHead>),
+    /// The evaluation channel: answer with the clients' [`Client::reveal`].
+    Reveal,
+    /// Answer with the clients' [`Client::inner_iters`].
+    InnerIters,
+    /// The run is over: drop its clients (no answer).
+    EndRun,
+    /// Every run is over: exit with success (no answer).
+    Done,
+    /// Rank 0 failed: exit with failure (no answer).
+    Abort(String),
+}
+
+/// What a rank answers.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Reply {
+    Started,
+    /// One header per client of the rank, in client order (their payloads follow, concatenated).
+    Messages(Vec<Vec<PartHead>>),
+    Iters(Vec<u32>),
+    /// A client's error (`{:#}`): the run fails with it, as with the local backend.
+    Failed(String),
+    /// A client's panic message: the run fails as if the client had panicked on rank 0.
+    Panicked(String),
+    /// This rank cannot go on (its data could not be built, a command it could not read):
+    /// the whole job ends.
+    Broken(String),
+}
+
+/// One part of a message: name, shape and strides (memory order) of its numbers.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PartHead {
+    name: String,
+    rows: usize,
+    cols: usize,
+    strides: [usize; 2],
+}
+
+/// The clients of `rank` when `clients` clients are spread over ranks 1..`ranks`−1 in
+/// contiguous blocks (rank 0 holds none; a rank may hold none when clients < ranks − 1).
+pub fn clients_of(rank: Rank, clients: usize, ranks: Rank) -> Range<usize> {
+    let workers = (ranks - 1).max(1) as usize;
+    match rank as usize {
+        0 => 0..0,
+        r => (r - 1) * clients / workers..r * clients / workers,
+    }
+}
+
+/// A part name received over MPI as the `&'static str` messages use: each distinct name is
+/// leaked once (methods use a few dozen names in all).
+fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    match names.get(name) {
+        Some(n) => *n,
+        None => {
+            let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
+            names.insert(n);
+            n
+        }
+    }
+}
+
+/// Append `msg`'s numbers to `payload` (each part in memory order); its parts' headers.
+pub fn encode(msg: &Message, payload: &mut Vec<f64>) -> Vec<PartHead> {
+    msg.parts()
+        .map(|(name, part)| {
+            let strides = part.strides();
+            // Owned arrays are contiguous with non-negative strides unless a method inverted
+            // an axis; such an array travels in standard order.
+            let (slice, strides) = match part.as_slice_memory_order() {
+                Some(s) if strides.iter().all(|&s| s >= 0) => {
+                    (s.to_vec(), [strides[0] as usize, strides[1] as usize])
+                }
+                _ => (part.iter().copied().collect(), [part.ncols(), 1]),
+            };
+            payload.extend_from_slice(&slice);
+            PartHead {
+                name: name.to_string(),
+                rows: part.nrows(),
+                cols: part.ncols(),
+                strides,
+            }
+        })
+        .collect()
+}
+
+/// The message `heads` describes, its numbers taken from the front of `payload`.
+pub fn decode(heads: &[PartHead], payload: &mut &[f64]) -> Result<Message> {
+    let mut msg = Message::new();
+    for h in heads {
+        let len = h.rows * h.cols;
+        if payload.len() < len {
+            bail!(
+                "part `{}` ({}×{}) needs {len} numbers, {} left in the payload",
+                h.name,
+                h.rows,
+                h.cols,
+                payload.len()
+            );
+        }
+        let (numbers, rest) = payload.split_at(len);
+        *payload = rest;
+        let part = Array2::from_shape_vec([h.rows, h.cols].strides(h.strides), numbers.to_vec())
+            .with_context(|| format!("part `{}`: shape and strides do not fit", h.name))?;
+        if msg.has(&h.name) {
+            bail!("part `{}` twice", h.name);
+        }
+        msg = msg.with(intern(&h.name), part);
+    }
+    Ok(msg)
+}
+
+fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).expect("commands and replies serialise to JSON")
+}
+
+/// Rank 0 and its view of the other ranks.
+struct Link {
+    world: SimpleCommunicator,
+}
+
+impl Link {
+    fn new() -> Self {
+        Self {
+            world: SimpleCommunicator::world(),
+        }
+    }
+
+    fn ranks(&self) -> Rank {
+        self.world.size()
+    }
+
+    /// Broadcast a command (and the payload of a round) from rank 0.
+    fn broadcast(&self, cmd: &Command, payload: &mut [f64]) {
+        let root = self.world.process_at_rank(SERVER);
+        let mut bytes = to_json(cmd);
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        root.broadcast_into(&mut bytes[..]);
+        if matches!(cmd, Command::Round(_)) {
+            let mut n = payload.len() as u64;
+            root.broadcast_into(&mut n);
+            root.broadcast_into(payload);
+        }
+    }
+
+    /// One reply per other rank, in rank order, with its payload (empty unless messages).
+    /// Every rank's reply is received even when one cannot be read, so that none is left
+    /// blocked in a send; the first unreadable one is the error.
+    fn gather(&self) -> Result<Vec<(Reply, Vec<f64>)>> {
+        let mut out = Vec::new();
+        let mut error = None;
+        for rank in 1..self.ranks() {
+            let p = self.world.process_at_rank(rank);
+            let (bytes, _) = p.receive_vec::<u8>();
+            match serde_json::from_slice::<Reply>(&bytes) {
+                Ok(reply) => {
+                    let payload = if matches!(reply, Reply::Messages(_)) {
+                        p.receive_vec::<f64>().0
+                    } else {
+                        Vec::new()
+                    };
+                    out.push((reply, payload));
+                }
+                Err(e) => {
+                    error.get_or_insert_with(|| anyhow!("rank {rank}: unreadable reply: {e}"));
+                }
+            }
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}
+
+/// Start MPI (once, before anything else uses it); it ends when the universe is dropped.
+pub fn initialize() -> Result<mpi::environment::Universe> {
+    mpi::initialize().context("MPI could not be initialised (was it already?)")
+}
+
+/// This process's rank.
+pub fn rank() -> Rank {
+    SimpleCommunicator::world().rank()
+}
+
+/// Tell every other rank that the job is over: `None` on success, else why it failed.
+/// Call once, on rank 0, after the last run (no network may be alive).
+pub fn finish(failure: Option<String>) {
+    let link = Link::new();
+    let cmd = match failure {
+        None => Command::Done,
+        Some(why) => Command::Abort(why),
+    };
+    link.broadcast(&cmd, &mut []);
+}
+
+/// The other ranks' clients, seen from rank 0.
+pub struct MpiNetwork {
+    link: Link,
+    sizes: Vec<usize>,
+    counters: Counters,
+    transcript: Option<Transcript>,
+    /// Payload bytes MPI moved for rounds: the broadcast once, every reply.
+    moved_down: u64,
+    moved_up: u64,
+    broken: Option<String>,
+    /// Set while ranks are replying: a panic then would leave them blocked (see Drop).
+    in_flight: bool,
+}
+
+impl MpiNetwork {
+    /// Start a run on every other rank: each builds its clients (of `sizes.len()`) from `job`,
+    /// the runner's description of the run. The outer error is a broken rank (the job cannot
+    /// go on); the inner one a client that could not be built (the run fails to start, as with
+    /// the local backend), with the first such client's error.
+    pub fn start(
+        job: serde_json::Value,
+        sizes: Vec<usize>,
+        dim: usize,
+    ) -> Result<std::result::Result<Self, String>> {
+        let link = Link::new();
+        if link.ranks() < 2 {
+            bail!(
+                "--backend mpi needs at least 2 MPI ranks (rank 0 is the server, the others hold \
+                 the clients): start it with `mpirun -np 3 dpca run ...`"
+            );
+        }
+        let mut net = Self {
+            counters: Counters::new(sizes.len(), dim),
+            sizes,
+            link,
+            transcript: None,
+            moved_down: 0,
+            moved_up: 0,
+            broken: None,
+            in_flight: false,
+        };
+        let replies = net.ask(&Command::Start(job), &mut [])?;
+        let mut failed = None;
+        for (rank, (reply, _)) in (1..).zip(replies) {
+            match reply {
+                Reply::Started => {}
+                Reply::Failed(e) | Reply::Panicked(e) => {
+                    failed.get_or_insert(e);
+                }
+                other => return Err(net.unexpected(rank, &other)),
+            }
+        }
+        Ok(match failed {
+            None => Ok(net),
+            // Drop ends the run on the ranks that did start.
+            Some(e) => Err(e),
+        })
+    }
+
+    /// Broadcast `cmd` and receive every rank's reply. A rank that reports itself broken
+    /// breaks the network.
+    fn ask(&mut self, cmd: &Command, payload: &mut [f64]) -> Result<Vec<(Reply, Vec<f64>)>> {
+        if let Some(why) = &self.broken {
+            bail!("{why}");
+        }
+        self.in_flight = true;
+        self.link.broadcast(cmd, payload);
+        let replies = self.link.gather();
+        self.in_flight = false;
+        let replies = replies.map_err(|e| self.brake(format!("{e:#}")))?;
+        if let Some((rank, why)) = (1..).zip(&replies).find_map(|(r, (reply, _))| match reply {
+            Reply::Broken(why) => Some((r, why.clone())),
+            _ => None,
+        }) {
+            return Err(self.brake(format!("rank {rank}: {why}")));
+        }
+        Ok(replies)
+    }
+
+    fn brake(&mut self, why: String) -> anyhow::Error {
+        let e = anyhow!("MPI backend: {why}");
+        self.broken = Some(format!("{e}"));
+        e
+    }
+
+    fn unexpected(&mut self, rank: Rank, reply: &Reply) -> anyhow::Error {
+        self.brake(format!("rank {rank}: unexpected reply {reply:?}"))
+    }
+
+    /// The clients' messages of a `Messages` reply from every rank, in client order.
+    fn messages(&mut self, replies: Vec<(Reply, Vec<f64>)>) -> Result<Vec<Message>> {
+        let mut out = Vec::with_capacity(self.sizes.len());
+        let mut failed = None;
+        for (rank, (reply, payload)) in (1..).zip(replies) {
+            match reply {
+                Reply::Messages(heads) => {
+                    let expect = clients_of(rank, self.sizes.len(), self.link.ranks()).len();
+                    if heads.len() != expect {
+                        return Err(self.brake(format!(
+                            "rank {rank} sent {} messages for its {expect} clients",
+                            heads.len()
+                        )));
+                    }
+                    let mut rest = &payload[..];
+                    for h in &heads {
+                        let m = decode(h, &mut rest)
+                            .map_err(|e| self.brake(format!("rank {rank}: {e:#}")))?;
+                        out.push(m);
+                    }
+                    if !rest.is_empty() {
+                        return Err(self.brake(format!(
+                            "rank {rank}: {} numbers beyond its messages",
+                            rest.len()
+                        )));
+                    }
+                }
+                Reply::Failed(e) => {
+                    failed.get_or_insert(Err(e));
+                }
+                Reply::Panicked(e) => {
+                    failed.get_or_insert(Ok(e));
+                }
+                other => return Err(self.unexpected(rank, &other)),
+            }
+        }
+        match failed {
+            None => Ok(out),
+            Some(Err(e)) => Err(anyhow!(e)),
+            // As the local backend's rayon does with a client's panic: on to the caller.
+            Some(Ok(panic)) => std::panic::resume_unwind(Box::new(panic)),
+        }
+    }
+
+    /// Payload bytes MPI moved for rounds so far: (down, up).
+    pub fn moved(&self) -> (u64, u64) {
+        (self.moved_down, self.moved_up)
+    }
+}
+
+impl Network for MpiNetwork {
+    fn num_clients(&self) -> usize {
+        self.sizes.len()
+    }
+
+    fn client_sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    fn round(&mut self, msg: &Message) -> Result<Vec<Message>> {
+        if let Some(why) = &self.broken {
+            bail!("{why}");
+        }
+        self.counters.broadcast(msg.numbers());
+        let mut payload = Vec::with_capacity(msg.numbers() as usize);
+        let heads = encode(msg, &mut payload);
+        self.moved_down += 8 * payload.len() as u64;
+        let replies = self.ask(&Command::Round(heads), &mut payload)?;
+        let up: u64 = replies.iter().map(|(_, p)| 8 * p.len() as u64).sum();
+        let replies = self.messages(replies)?;
+        self.moved_up += up;
+        for (i, r) in replies.iter().enumerate() {
+            self.counters.upload(i, r.numbers());
+        }
+        self.counters.end_round();
+        if (self.moved_down, self.moved_up) != (self.counters.bytes_down, self.counters.bytes_up) {
+            return Err(self.brake(format!(
+                "MPI moved {} bytes down and {} up, the counters say {} and {}",
+                self.moved_down, self.moved_up, self.counters.bytes_down, self.counters.bytes_up
+            )));
+        }
+        if let Some(t) = &mut self.transcript {
+            t.record(msg, &replies);
+        }
+        Ok(replies)
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn transcript(&self) -> Option<&Transcript> {
+        self.transcript.as_ref()
+    }
+}
+
+impl RunNetwork for MpiNetwork {
+    fn record_transcript(&mut self, clients: Vec<usize>) {
+        self.transcript = Some(Transcript::new(clients));
+    }
+
+    fn reveal(&mut self) -> Result<Vec<Message>> {
+        let replies = self.ask(&Command::Reveal, &mut [])?;
+        // A failure here is not a method's: the local backend's reveal cannot fail.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.messages(replies)))
+            .unwrap_or_else(|_| Err(anyhow!("a client panicked revealing its estimate")))
+            .map_err(|e| self.brake(format!("evaluation channel: {e:#}")))
+    }
+
+    fn inner_iters(&mut self) -> Result<Vec<u32>> {
+        let replies = self.ask(&Command::InnerIters, &mut [])?;
+        let mut out = Vec::with_capacity(self.sizes.len());
+        for (rank, (reply, _)) in (1..).zip(replies) {
+            match reply {
+                Reply::Iters(i) => out.extend(i),
+                other => return Err(self.unexpected(rank, &other)),
+            }
+        }
+        Ok(out)
+    }
+
+    fn broken(&self) -> Option<String> {
+        self.broken.clone()
+    }
+}
+
+impl Drop for MpiNetwork {
+    /// End the run on every rank. If rank 0 panicked while ranks were replying, some may be
+    /// blocked in a send no one will receive: end the whole job rather than hang.
+    fn drop(&mut self) {
+        if self.in_flight {
+            eprintln!("error: rank 0 failed while the other ranks were replying; aborting");
+            self.link.world.abort(1);
+        }
+        self.link.broadcast(&Command::EndRun, &mut []);
+    }
+}
+
+/// A rank other than 0: receives rank 0's commands and answers them.
+pub struct Worker {
+    link: Link,
+    rank: Rank,
+}
+
+impl Default for Worker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// How a run's service ended.
+pub enum Ended {
+    /// The run is over; wait for the next command.
+    Run,
+    /// The job is over: exit with success.
+    Done,
+    /// Rank 0 failed: exit with failure.
+    Abort(String),
+}
+
+impl Worker {
+    pub fn new() -> Self {
+        let link = Link::new();
+        Self {
+            rank: link.world.rank(),
+            link,
+        }
+    }
+
+    pub fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    pub fn ranks(&self) -> Rank {
+        self.link.ranks()
+    }
+
+    /// The next command from rank 0, with a round's broadcast message decoded.
+    pub fn command(&self) -> (Result<Command>, Option<Message>) {
+        let root = self.link.world.process_at_rank(SERVER);
+        let mut len = 0u64;
+        root.broadcast_into(&mut len);
+        let mut bytes = vec![0u8; len as usize];
+        root.broadcast_into(&mut bytes[..]);
+        let cmd = serde_json::from_slice::<Command>(&bytes)
+            .map_err(|e| anyhow!("unreadable command from rank 0: {e}"));
+        match cmd {
+            Ok(Command::Round(heads)) => {
+                let mut n = 0u64;
+                root.broadcast_into(&mut n);
+                let mut payload = vec![0f64; n as usize];
+                root.broadcast_into(&mut payload[..]);
+                match decode(&heads, &mut &payload[..]) {
+                    Ok(msg) => (Ok(Command::Round(heads)), Some(msg)),
+                    Err(e) => (Err(e.context("the round's message")), None),
+                }
+            }
+            other => (other, None),
+        }
+    }
+
+    /// Answer the last command.
+    pub fn reply(&self, reply: &Reply, payload: &[f64]) {
+        let root = self.link.world.process_at_rank(SERVER);
+        root.send(&to_json(reply)[..]);
+        if matches!(reply, Reply::Messages(_)) {
+            root.send(payload);
+        }
+    }
+
+    fn messages(&self, msgs: &[Message]) {
+        let mut payload = Vec::new();
+        let heads = msgs.iter().map(|m| encode(m, &mut payload)).collect();
+        self.reply(&Reply::Messages(heads), &payload);
+    }
+
+    /// Serve a started run with this rank's `clients` (in client order) until rank 0 ends it.
+    pub fn serve(&self, clients: &mut [Box<dyn Client + '_>]) -> Ended {
+        loop {
+            match self.command() {
+                (Ok(Command::Round(_)), Some(msg)) => {
+                    let replies: Vec<std::thread::Result<Result<Message>>> = clients
+                        .par_iter_mut()
+                        .map(|c| {
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                c.respond(&msg)
+                            }))
+                        })
+                        .collect();
+                    match replies.iter().find_map(failure) {
+                        Some(f) => self.reply(&f, &[]),
+                        None => {
+                            let msgs: Vec<Message> =
+                                replies.into_iter().flatten().flatten().collect();
+                            self.messages(&msgs);
+                        }
+                    }
+                }
+                (Ok(Command::Reveal), _) => {
+                    let revealed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        clients.iter().map(|c| c.reveal()).collect::<Vec<_>>()
+                    }));
+                    match revealed {
+                        Ok(msgs) => self.messages(&msgs),
+                        Err(p) => self.reply(
+                            &Reply::Broken(format!(
+                                "a client panicked revealing its estimate: {}",
+                                crate::util::panic_message(p.as_ref())
+                            )),
+                            &[],
+                        ),
+                    }
+                }
+                (Ok(Command::InnerIters), _) => self.reply(
+                    &Reply::Iters(clients.iter().map(|c| c.inner_iters()).collect()),
+                    &[],
+                ),
+                (Ok(Command::EndRun), _) => return Ended::Run,
+                (Ok(Command::Done), _) => return Ended::Done,
+                (Ok(Command::Abort(why)), _) => return Ended::Abort(why),
+                (Ok(other), _) => self.reply(
+                    &Reply::Broken(format!("command {other:?} in the middle of a run")),
+                    &[],
+                ),
+                (Err(e), _) => self.reply(&Reply::Broken(format!("{e:#}")), &[]),
+            }
+        }
+    }
+}
+
+/// A client's failed reply, as the reply to send instead of the messages.
+fn failure(r: &std::thread::Result<Result<Message>>) -> Option<Reply> {
+    match r {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(Reply::Failed(format!("{e:#}"))),
+        Err(p) => Some(Reply::Panicked(crate::util::panic_message(p.as_ref()))),
+    }
+}

@@ -1,0 +1,292 @@
+//! The MPI backend gives the local backend's results: `mpirun -np 3 --oversubscribe dpca run
+//! --backend mpi` on small SSI/FAPS (with the leakage attack, which reads the server's
+//! transcript) and DCF-PCA manifests writes the same trace.csv and summary.csv as `dpca run`,
+//! time columns aside; a run resumes; a rank that cannot build its data ends the job on every
+//! rank with a clear message. Needs the `mpi` feature and Open MPI's mpirun (`make test`
+//! installs both).
+#![cfg(feature = "mpi")]
+
+use dpca_bench::fed::mpi::{clients_of, decode, encode};
+use dpca_bench::fed::Message;
+use ndarray::{arr2, Array2, ShapeBuilder};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Subspace: SSI, FAPS and LocalPower over 5 uneven clients (2 and 3 per rank), the attack on
+/// client 2 (on rank 1) recorded for 10 rounds.
+const SUBSPACE: &str = r#"
+id = "mpi_subspace"
+paper = "faps"
+paper_file = "000_87ac87c3d542a13b.txt"
+title = "MPI backend test, subspace"
+reproduces = "nothing"
+seed = 11
+
+[data]
+generator = "svd"
+spectrum = "geometric"
+n = 40
+m = 990
+xi = 1.2
+
+[partition]
+scheme = "uneven"
+clients = 5
+
+[problem]
+p = 4
+
+[stop]
+max_rounds = 60
+objective_tol = 1e-10
+
+[attack]
+client = 2
+max_rounds = 10
+
+[[methods]]
+name = "ssi"
+label = "SSI"
+
+[[methods]]
+name = "faps"
+label = "FAPS"
+
+[[methods]]
+name = "localpower"
+label = "LocalPower"
+"#;
+
+/// Robust PCA: DCF-PCA over 4 clients (2 per rank) and CF-PCA, centralised (one client, on
+/// rank 1), whose metrics read the clients' L_i and S_i through the evaluation channel.
+const ROBUST: &str = r#"
+id = "mpi_robust"
+paper = "dcfpca"
+paper_file = "004_db919d10e2190205.txt"
+title = "MPI backend test, robust"
+reproduces = "nothing"
+seed = 12
+
+[data]
+generator = "robust"
+n = 60
+m = 80
+rank = 3
+sparsity = 0.05
+magnitude = "sign"
+
+[partition]
+scheme = "even"
+clients = 4
+
+[problem]
+kind = "robust"
+
+[stop]
+max_rounds = 40
+own_criterion = true
+
+[[methods]]
+name = "dcfpca"
+label = "DCF-PCA"
+params = { local_steps = 5, eta0 = 0.01, lambda = 0.2, max_rounds = 40 }
+
+[[methods]]
+name = "cfpca"
+label = "CF-PCA"
+params = { local_steps = 1, eta0 = 0.005, lambda = 1.3, max_rounds = 40 }
+"#;
+
+fn dpca() -> &'static str {
+    env!("CARGO_BIN_EXE_dpca")
+}
+
+/// `mpirun -np 3 --oversubscribe dpca ARGS` in `cwd` (as root too).
+fn mpirun(cwd: &Path, args: &[&str]) -> Output {
+    Command::new("mpirun")
+        .args(["-np", "3", "--oversubscribe", dpca()])
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .current_dir(cwd)
+        .output()
+        .expect("mpirun (Debian openmpi-bin; `make deps-system` installs it)")
+}
+
+fn local(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(dpca())
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what}: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The CSV without its time column.
+fn without_time(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let t = header.iter().position(|h| *h == "time_s").unwrap();
+    text.lines()
+        .map(|l| {
+            l.split(',')
+                .enumerate()
+                .filter(|(i, _)| *i != t)
+                .map(|(_, c)| c)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Run `manifest` locally and under MPI; the CSVs must be identical, time aside.
+fn same_as_local(d: &Path, manifest: &str, body: &str, folder: &str) {
+    std::fs::write(d.join(manifest), body).unwrap();
+    let common = ["--threads", "1", "--cache", "cache"];
+    let mut args = vec!["run", manifest, "--results", "local"];
+    args.extend(common);
+    ok(&local(d, &args), "local run");
+    let mut args = vec!["run", manifest, "--results", "mpi", "--backend", "mpi"];
+    args.extend(common);
+    ok(&mpirun(d, &args), "MPI run");
+    for f in ["trace.csv", "summary.csv"] {
+        let (a, b) = (d.join("local").join(folder), d.join("mpi").join(folder));
+        assert_eq!(
+            without_time(&a.join(f)),
+            without_time(&b.join(f)),
+            "{folder}/{f}"
+        );
+    }
+}
+
+#[test]
+fn mpi_results_equal_the_local_backends_and_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    same_as_local(
+        d,
+        "mpi_subspace.toml",
+        SUBSPACE,
+        "faps/mpi_subspace/default",
+    );
+    let trace = std::fs::read_to_string(d.join("mpi/faps/mpi_subspace/default/trace.csv")).unwrap();
+    assert!(
+        trace.contains("leak_err"),
+        "the attack ran on the transcript"
+    );
+    same_as_local(d, "mpi_robust.toml", ROBUST, "dcfpca/mpi_robust/default");
+
+    // Resume: the stored runs are loaded, nothing is recomputed, the CSVs stay the same.
+    let before = without_time(&d.join("mpi/dcfpca/mpi_robust/default/summary.csv"));
+    let o = mpirun(
+        d,
+        &[
+            "run",
+            "mpi_robust.toml",
+            "--results",
+            "mpi",
+            "--backend",
+            "mpi",
+            "--cache",
+            "cache",
+        ],
+    );
+    ok(&o, "resumed MPI run");
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !log.contains("rounds,"),
+        "a stored run was recomputed: {log}"
+    );
+    let summary = d.join("mpi/dcfpca/mpi_robust/default/summary.csv");
+    assert_eq!(without_time(&summary), before);
+}
+
+#[test]
+fn a_rank_that_cannot_build_its_data_ends_the_job_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The other ranks start in a folder without the manifest: the multi-machine mistake of
+    // a manifest present on rank 0's machine only.
+    let body = SUBSPACE
+        .replace("[attack]\nclient = 2\nmax_rounds = 10\n", "")
+        .replace("mpi_subspace", "only_here");
+    std::fs::write(d.join("only_here.toml"), body).unwrap();
+    std::fs::create_dir(d.join("elsewhere")).unwrap();
+    let script = format!(
+        "if [ \"$OMPI_COMM_WORLD_RANK\" != 0 ]; then cd elsewhere; fi; exec {} \"$@\"",
+        dpca()
+    );
+    let o = Command::new("mpirun")
+        .args(["-np", "3", "--oversubscribe", "sh", "-c", &script, "sh"])
+        .args([
+            "run",
+            "only_here.toml",
+            "--results",
+            "mpi",
+            "--backend",
+            "mpi",
+        ])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("rank 1: cannot build its data") && err.contains("only_here.toml"),
+        "{err}"
+    );
+    // The other ranks say why they stopped (mpirun may interleave their lines).
+    assert!(err.contains("stopped: rank 0 failed"), "{err}");
+}
+
+#[test]
+fn clients_are_spread_in_contiguous_blocks_over_ranks_1_and_up() {
+    let spread = |k, r| {
+        (0..r)
+            .map(|rank| clients_of(rank, k, r))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(spread(10, 3), vec![0..0, 0..5, 5..10]);
+    assert_eq!(spread(5, 3), vec![0..0, 0..2, 2..5]);
+    assert_eq!(spread(1, 3), vec![0..0, 0..0, 0..1]);
+    assert_eq!(spread(4, 2), vec![0..0, 0..4]);
+}
+
+#[test]
+fn messages_travel_with_their_layouts_and_numbers() {
+    let c = arr2(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+    let mut f = Array2::zeros((2, 3).f());
+    f.assign(&c);
+    let mut inv = c.clone();
+    inv.invert_axis(ndarray::Axis(0));
+    let msg = Message::new()
+        .with("c", c.clone())
+        .with("f", f.clone())
+        .with("inv", inv.clone())
+        .with_scalar("s", 2.5);
+    let mut payload = Vec::new();
+    let heads = encode(&msg, &mut payload);
+    assert_eq!(payload.len() as u64, msg.numbers());
+    let back = decode(&heads, &mut &payload[..]).unwrap();
+    assert_eq!(back.get("c").unwrap(), &c);
+    assert_eq!(back.get("c").unwrap().strides(), c.strides());
+    assert_eq!(back.get("f").unwrap(), &f);
+    assert_eq!(back.get("f").unwrap().strides(), f.strides());
+    assert_eq!(back.get("inv").unwrap(), &inv);
+    assert_eq!(back.scalar("s").unwrap(), 2.5);
+    let names: Vec<&str> = back.parts().map(|(n, _)| n).collect();
+    assert_eq!(names, ["c", "f", "inv", "s"]);
+    // A short payload is an error, not a panic.
+    assert!(decode(&heads, &mut &payload[..5]).is_err());
+}

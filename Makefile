@@ -45,7 +45,7 @@ DPCA := $(TARGET_DIR)/release/dpca
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: help deps deps-system deps-mkl build test fetch reproduce quick bench fmt fmt-check lint \
-        clippy clean-results mkl-check mkl-fresh print-dpca
+        clippy clean-results mkl-check mkl-fresh print-dpca numpy-venv
 
 help: ## list the targets
 	@echo "dpca-bench — make [target] [BLAS=openblas|mkl] [PROFILE=paper|quick] [ARGS=...]"
@@ -102,8 +102,20 @@ reproduce: build fetch ## run every manifest under experiments/ with PROFILE (de
 quick: ## reproduce with PROFILE=quick (minutes on 2 cores)
 	@$(MAKE) reproduce PROFILE=quick
 
-bench: deps mkl-fresh ## criterion benches (BENCH=rounds for one)
-	$(CARGO_RUN) bench $(FEATURES) $(addprefix --bench ,$(BENCH)) $(if $(ARGS),-- $(ARGS))
+# NumPy for the rounds bench's comparison: from PyPI into a git-ignored venv.
+VENV := $(CURDIR)/.venv
+
+numpy-venv: ## NumPy from PyPI into .venv/ (for the rounds bench's NumPy comparison)
+	@if ! '$(VENV)/bin/python' -c 'import numpy' >/dev/null 2>&1; then \
+	  python3 -c 'import ensurepip' >/dev/null 2>&1 || { \
+	    $(SUDO) apt-get update -qq; \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null; }; \
+	  python3 -m venv '$(VENV)' && '$(VENV)/bin/pip' install -q numpy; \
+	fi
+
+bench: deps mkl-fresh numpy-venv ## criterion benches (BENCH=rounds for one)
+	DPCA_BENCH_PYTHON='$(VENV)/bin/python' \
+	  $(CARGO_RUN) bench $(FEATURES) $(addprefix --bench ,$(BENCH)) $(if $(ARGS),-- $(ARGS))
 
 fmt: ## cargo fmt (rewrite)
 	$(CARGO) fmt --all

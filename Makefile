@@ -46,8 +46,8 @@ DPCA := $(TARGET_DIR)/release/dpca
 # Root installs directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help deps deps-system deps-mkl build test fetch reproduce quick report verify bench fmt fmt-check lint \
-        clippy clean-results mkl-check mkl-fresh print-dpca
+.PHONY: help deps deps-system deps-mkl build test fetch reproduce quick report verify bench fmt fmt-check \
+        lint clippy clean-results mkl-check mkl-fresh print-dpca numpy-venv
 
 help: ## list the targets
 	@echo "dpca-bench — make [target] [BLAS=openblas|mkl] [PROFILE=paper|quick] [ARGS=...]"
@@ -114,8 +114,20 @@ report: build ## results/index.html and a page per results folder (open it from 
 verify: build fetch ## re-run the experiments with committed quick results and compare (ARGS='--threads 1')
 	$(DPCA) verify $(ARGS)
 
-bench: deps mkl-fresh ## criterion benches (BENCH=rounds for one)
-	$(CARGO_RUN) bench $(FEATURES) $(addprefix --bench ,$(BENCH)) $(if $(ARGS),-- $(ARGS))
+# NumPy for the rounds bench's comparison: from PyPI into a git-ignored venv.
+VENV := $(CURDIR)/.venv
+
+numpy-venv: ## NumPy from PyPI into .venv/ (for the rounds bench's NumPy comparison)
+	@if ! '$(VENV)/bin/python' -c 'import numpy' >/dev/null 2>&1; then \
+	  python3 -c 'import ensurepip' >/dev/null 2>&1 || { \
+	    $(SUDO) apt-get update -qq; \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null; }; \
+	  python3 -m venv '$(VENV)' && '$(VENV)/bin/pip' install -q numpy; \
+	fi
+
+bench: deps mkl-fresh numpy-venv ## criterion benches (BENCH=rounds for one)
+	DPCA_BENCH_PYTHON='$(VENV)/bin/python' \
+	  $(CARGO_RUN) bench $(FEATURES) $(addprefix --bench ,$(BENCH)) $(if $(ARGS),-- $(ARGS))
 
 fmt: ## cargo fmt (rewrite)
 	$(CARGO) fmt --all

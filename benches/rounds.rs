@@ -11,7 +11,15 @@
 //!
 //! The 2 GB matrix is the one `dpca run experiments/faps/table1.toml` builds, from the same
 //! verified cache (datasets/cache); the first run generates it and its reference (~2 min).
-//! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look. Rounds take seconds, so each
+//! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look.
+//!
+//! Before the rounds, the product they are made of, A_i(A_iᵀZ) on every client in parallel,
+//! two ways: two BLAS calls, and the fused kernel `Block::gram_times` uses
+//! ([`gram_times_dense`], chunks of samples read from memory once), at its chunk length and a
+//! few others. After them, the same rounds in NumPy (scripts/numpy_rounds.py, run by the
+//! Python in DPCA_BENCH_PYTHON — `make bench` sets up a venv with NumPy from PyPI — on a
+//! uniform random matrix of the same shape, NumPy's multithreaded BLAS on all cores): the
+//! summary's last column is NumPy's time over ours. Rounds take seconds, so each
 //! bench runs 10 samples of one round after one warm-up round: criterion's "Unable to complete
 //! 10 samples" warning is expected.
 
@@ -21,12 +29,16 @@ use common::{bench, fmt_opt, heavy, peak, SAMPLES};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dpca_bench::data::cache::MatrixCache;
+use dpca_bench::data::matrix::Block;
 use dpca_bench::linalg::force_single_threaded_blas;
+use dpca_bench::linalg::gram_product::{chunk_len, gram_times_chunked};
 use dpca_bench::manifest;
 use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::{self, Instance};
 use dpca_bench::run::Progress;
+use rayon::prelude::*;
 use std::path::Path;
+use std::process::Command;
 
 /// Table 1's instance exactly as `dpca run` builds it (same cache entry, same seed), or its
 /// quick profile with DPCA_BENCH_SMALL=1.
@@ -68,6 +80,7 @@ fn row<R>(
         name: name.to_string(),
         flops,
         secs: bench(g, name, Some(flops), routine),
+        numpy: None,
     }
 }
 
@@ -76,6 +89,8 @@ struct Row {
     name: String,
     flops: f64,
     secs: Option<f64>,
+    /// NumPy's seconds for the same round.
+    numpy: Option<f64>,
 }
 
 fn benches(c: &mut Criterion) {
@@ -87,9 +102,39 @@ fn benches(c: &mut Criterion) {
     // One product A_i(A_iᵀZ) summed over clients: 2·(2·n·m_i·p) flops.
     let product = 4.0 * (n * m * p) as f64;
 
+    let mut g = c.benchmark_group("product");
+    heavy(&mut g);
+    let blocks = inst.data().view().split(inst.sizes());
+    let z = inst.start().get("z").expect("start Z").clone();
+    let dense: Vec<_> = blocks.iter().filter_map(Block::as_dense).collect();
+    let mut rows = Vec::new();
+    if dense.len() == blocks.len() {
+        rows.push(row(&mut g, "A_i(A_iᵀZ) two BLAS calls", product, || {
+            dense
+                .par_iter()
+                .map(|a| a.dot(&a.t().dot(&z))[[0, 0]])
+                .sum::<f64>()
+        }));
+        let used = chunk_len(n);
+        for chunk in [16, 32, 64, 128, 256] {
+            let mark = if chunk == used { " (used)" } else { "" };
+            rows.push(row(
+                &mut g,
+                &format!("A_i(A_iᵀZ) fused, chunks of {chunk}{mark}"),
+                product,
+                || {
+                    dense
+                        .par_iter()
+                        .map(|a| gram_times_chunked(*a, z.view(), chunk)[[0, 0]])
+                        .sum::<f64>()
+                },
+            ));
+        }
+    }
+    g.finish();
+
     let mut g = c.benchmark_group("round");
     heavy(&mut g);
-    let mut rows = Vec::new();
     let mut ssi = method(inst.as_ref(), "ssi", "");
     rows.push(row(&mut g, &name("ssi"), product, || ssi.step().unwrap()));
     drop(ssi);
@@ -100,18 +145,63 @@ fn benches(c: &mut Criterion) {
         lp.step().unwrap()
     }));
     drop(lp);
-    // FAPS (default: 5 fixed inner steps): 5 inner products + 1 for W (16) + ½ for f_i.
+    // FAPS (default: 5 fixed inner steps): 5 products (the first inner one is the last
+    // round's, reused; one for W (16)) + ½ for f_i = ‖A_iᵀZ‖²_F.
     let mut faps = method(inst.as_ref(), "faps", "");
-    rows.push(row(&mut g, &name("faps"), 6.5 * product, || {
+    rows.push(row(&mut g, &name("faps"), 5.5 * product, || {
         faps.step().unwrap()
     }));
     drop(faps);
     g.finish();
-    summary(&rows, peak_one, peak_all);
+    let numpy = numpy_rounds(n, m, p, d);
+    for r in &mut rows {
+        r.numpy = numpy.as_ref().and_then(|v| {
+            let key = ["ssi", "localpower", "faps"]
+                .into_iter()
+                .find(|k| r.name.starts_with(k))?;
+            v[key].as_f64()
+        });
+    }
+    summary(&rows, peak_one, peak_all, numpy.as_ref());
 }
 
-/// The table criterion cannot print: seconds per round, GFLOP/s and % of the all-core peak.
-fn summary(rows: &[Row], peak_one: Option<f64>, peak_all: Option<f64>) {
+/// Seconds per round of the NumPy rounds at the same sizes (see the module's doc), or None
+/// (said why) when DPCA_BENCH_PYTHON is unset or the script fails.
+fn numpy_rounds(n: usize, m: usize, p: usize, d: usize) -> Option<serde_json::Value> {
+    let Some(python) = std::env::var_os("DPCA_BENCH_PYTHON") else {
+        println!("\nNumPy rounds skipped: DPCA_BENCH_PYTHON is not set (make bench sets it)");
+        return None;
+    };
+    println!("\nNumPy rounds at n={n} m={m} p={p} d={d} (scripts/numpy_rounds.py) ...");
+    let args = [n, m, p, d, 3].map(|v| v.to_string());
+    let out = Command::new(python)
+        .arg("scripts/numpy_rounds.py")
+        .args(args)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => serde_json::from_slice(&o.stdout).ok(),
+        Ok(o) => {
+            println!(
+                "NumPy rounds failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            None
+        }
+        Err(e) => {
+            println!("NumPy rounds not run: {e}");
+            None
+        }
+    }
+}
+
+/// The table criterion cannot print: seconds per round, GFLOP/s, % of the all-core peak, and
+/// NumPy's time for the same round over ours.
+fn summary(
+    rows: &[Row],
+    peak_one: Option<f64>,
+    peak_all: Option<f64>,
+    numpy: Option<&serde_json::Value>,
+) {
     let gf = |g: f64| format!("{g:.1}");
     println!(
         "\nrounds: dgemm peak {} GFLOP/s on 1 core, {} GFLOP/s on {} cores (medians of {SAMPLES} samples)",
@@ -119,20 +209,31 @@ fn summary(rows: &[Row], peak_one: Option<f64>, peak_all: Option<f64>) {
         fmt_opt(peak_all, gf),
         rayon::current_num_threads()
     );
+    if let Some(v) = numpy {
+        println!(
+            "NumPy {} on {} (medians of 3 rounds)",
+            v["numpy"].as_str().unwrap_or("?"),
+            v["blas"].as_str().unwrap_or("?")
+        );
+    }
     println!(
-        "{:<44} {:>9} {:>11} {:>9} {:>9}",
-        "round", "s/round", "GFLOP/round", "GFLOP/s", "% peak"
+        "{:<44} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9}",
+        "round", "s/round", "GFLOP/round", "GFLOP/s", "% peak", "NumPy s", "NumPy/us"
     );
     for r in rows {
         let rate = r.secs.map(|s| r.flops / s / 1e9);
         let share = rate.zip(peak_all).map(|(g, p)| 100.0 * g / p);
         println!(
-            "{:<44} {:>9} {:>11.1} {:>9} {:>9}",
+            "{:<44} {:>9} {:>11.1} {:>9} {:>9} {:>9} {:>9}",
             r.name,
             fmt_opt(r.secs, |s| format!("{s:.3}")),
             r.flops / 1e9,
             fmt_opt(rate, gf),
-            fmt_opt(share, |s| format!("{s:.0}%"))
+            fmt_opt(share, |s| format!("{s:.0}%")),
+            fmt_opt(r.numpy, |s| format!("{s:.3}")),
+            fmt_opt(r.numpy.zip(r.secs).map(|(a, b)| a / b), |x| format!(
+                "{x:.2}x"
+            ))
         );
     }
 }

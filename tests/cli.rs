@@ -141,6 +141,19 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
         json["peak_rss_mib"].as_f64().expect("peak memory recorded")
     };
     let computed_peak = peak(&r1);
+    // What decides the last bits: the BLAS kernels in use and the CPU's vector extensions.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(r1.join("run.json")).unwrap()).unwrap();
+    let core = json["blas_core"].as_str().expect("BLAS core type recorded");
+    assert!(!core.is_empty());
+    #[cfg(target_arch = "x86_64")]
+    for (ext, has) in [
+        ("avx2", std::is_x86_feature_detected!("avx2")),
+        ("avx512f", std::is_x86_feature_detected!("avx512f")),
+        ("fma", std::is_x86_feature_detected!("fma")),
+    ] {
+        assert_eq!(json["cpu_features"][ext].as_bool(), Some(has), "{ext}");
+    }
 
     // Resume: a second run loads the stored runs (same CSV) without recomputing.
     let before = std::fs::metadata(r1.join("runs"))

@@ -7,6 +7,7 @@
 //! their bits do not depend on the thread count.
 
 use crate::data::loaders::{Csr, CsrView};
+use crate::linalg::gram_product::gram_times_dense;
 use crate::linalg::{fro2, spectral_norm2};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
 use rayon::prelude::*;
@@ -121,11 +122,12 @@ impl<'a> Block<'a> {
             .collect()
     }
 
-    /// `A (Aᵀ X)`: the product with the block's Gram matrix, without forming it.
-    /// `x` must have n rows (an invariant of every caller, not user input).
+    /// `A (Aᵀ X)`: the product with the block's Gram matrix, without forming it, each sample
+    /// read from memory once (dense: [`gram_times_dense`]'s cache-sized chunks; CSR: one sample
+    /// at a time). `x` must have n rows (an invariant of every caller, not user input).
     pub fn gram_times(&self, x: ArrayView2<f64>) -> Array2<f64> {
         match self {
-            Self::Dense(a) => a.dot(&a.t().dot(&x)),
+            Self::Dense(a) => gram_times_dense(*a, x),
             Self::Sparse(a) => a.a_at_z(x).expect("X has one row per feature"),
         }
     }

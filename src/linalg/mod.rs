@@ -5,6 +5,7 @@
 //! row-major input.
 
 mod eig;
+pub mod gram_product;
 pub mod krylov;
 pub mod manifold;
 mod orth;

@@ -169,60 +169,89 @@ pub(super) struct FapsClient<'a> {
     /// d_i⁽ᵏ⁾ for k = 0, 1, …
     dists: Vec<f64>,
     inner_last: u32,
+    /// A_iA_iᵀX_i at the current X_i: computed for W_i (16) at the end of a round, it is also
+    /// the first product of the next round's local solve, which starts at X_i.
+    ax: Array2<f64>,
+    /// Reuse `ax` (always, outside the test that checks reuse changes no bit).
+    reuse: bool,
 }
 
 impl FapsClient<'_> {
-    /// H_i V = A_iA_iᵀV + X_i(W_iᵀV) + W_i(X_iᵀV) + β_i Z(ZᵀV), at the current X_i, W_i.
-    fn h_times(&self, z: ArrayView2<f64>, v: ArrayView2<f64>) -> Array2<f64> {
-        let mut hv = self.a.gram_times(v);
+    /// H_i V = A_iA_iᵀV + X_i(W_iᵀV) + W_i(X_iᵀV) + β_i Z(ZᵀV), at the current X_i, W_i, given
+    /// `av` = A_iA_iᵀV.
+    fn h_from(&self, z: ArrayView2<f64>, v: ArrayView2<f64>, av: Array2<f64>) -> Array2<f64> {
+        let mut hv = av;
         hv += &self.x.dot(&self.w.t().dot(&v));
         hv += &self.w.dot(&self.x.t().dot(&v));
         hv += &(z.dot(&z.t().dot(&v)) * self.beta);
         hv
     }
 
-    /// W = −(I − XXᵀ)A AᵀX, eq. (16).
-    fn multiplier_factor(a: Block, x: &Array2<f64>) -> Array2<f64> {
-        let t = a.gram_times(x.view());
-        x.dot(&x.t().dot(&t)) - t
+    /// H_i V, with its product A_iA_iᵀV.
+    fn h_times(&self, z: ArrayView2<f64>, v: ArrayView2<f64>) -> (Array2<f64>, Array2<f64>) {
+        let av = self.a.gram_times(v);
+        (self.h_from(z, v, av.clone()), av)
     }
 
-    /// Approximately maximise tr(XᵀH_iX) over S_{n,p}, warm-started at X_i.
-    fn inner_solve(&self, z: ArrayView2<f64>, prm: &Params) -> (Array2<f64>, u32) {
-        let mut x = self.x.clone();
-        let p = x.ncols() as f64;
+    /// H_i X_i at the round's start, from the A_iA_iᵀX_i kept since the last W_i.
+    fn h_at_x(&self, z: ArrayView2<f64>) -> Array2<f64> {
+        let ax = if self.reuse {
+            self.ax.clone()
+        } else {
+            self.a.gram_times(self.x.view())
+        };
+        self.h_from(z, self.x.view(), ax)
+    }
+
+    /// W = −(I − XXᵀ)A AᵀX, eq. (16), from `ax` = A AᵀX.
+    fn multiplier_factor(x: &Array2<f64>, ax: &Array2<f64>) -> Array2<f64> {
+        x.dot(&x.t().dot(ax)) - ax
+    }
+
+    /// Approximately maximise tr(XᵀH_iX) over S_{n,p}, warm-started at X_i: the new X, its
+    /// inner steps, and A_iA_iᵀX when the solve computed it (the KKT rule's last product).
+    fn inner_solve(
+        &self,
+        z: ArrayView2<f64>,
+        prm: &Params,
+    ) -> (Array2<f64>, u32, Option<Array2<f64>>) {
+        let p = self.x.ncols() as f64;
+        let hx0 = self.h_at_x(z);
+        let mut x = orth(hx0.view());
         match prm.inner {
             InnerRule::Fixed => {
-                for _ in 0..prm.inner_steps {
-                    x = orth(self.h_times(z, x.view()).view());
+                for _ in 1..prm.inner_steps {
+                    x = orth(self.h_times(z, x.view()).0.view());
                 }
-                (x, prm.inner_steps)
+                (x, prm.inner_steps, None)
             }
             InnerRule::Rule => {
+                let mut prev = self.x.clone();
                 for j in 1..=prm.max_inner {
-                    let next = orth(self.h_times(z, x.view()).view());
-                    let change = fro2((&next - &x).view()).sqrt();
-                    x = next;
+                    if j > 1 {
+                        prev = x;
+                        x = orth(self.h_times(z, prev.view()).0.view());
+                    }
+                    let change = fro2((&x - &prev).view()).sqrt();
                     if change <= prm.eps_x * p.sqrt() {
-                        return (x, j);
+                        return (x, j, None);
                     }
                 }
-                (x, prm.max_inner)
+                (x, prm.max_inner, None)
             }
             InnerRule::Kkt => {
                 let residual = |x: &Array2<f64>, hx: &Array2<f64>| {
                     fro2((hx - &x.dot(&x.t().dot(hx))).view()).sqrt()
                 };
-                let mut hx = self.h_times(z, x.view());
-                let r0 = residual(&x, &hx);
+                let r0 = residual(&self.x, &hx0);
                 for j in 1..=prm.max_inner {
-                    x = orth(hx.view());
-                    hx = self.h_times(z, x.view());
-                    if residual(&x, &hx) <= prm.delta * r0 {
-                        return (x, j);
+                    let (hx, ax) = self.h_times(z, x.view());
+                    if j == prm.max_inner || residual(&x, &hx) <= prm.delta * r0 {
+                        return (x, j, Some(ax));
                     }
+                    x = orth(hx.view());
                 }
-                (x, prm.max_inner)
+                unreachable!("the loop returns at j = max_inner")
             }
         }
     }
@@ -239,8 +268,9 @@ impl Client for FapsClient<'_> {
         if k > 0 && k % prm.period == 0 && self.dists[k - prm.period] <= (1.0 + prm.mu) * d {
             self.beta = (self.beta * (1.0 + prm.theta)).min(self.beta_max * self.a_norm2);
         }
-        let (x, iters) = self.inner_solve(z, prm);
-        self.w = FapsClient::multiplier_factor(self.a, &x);
+        let (x, iters, ax) = self.inner_solve(z, prm);
+        self.ax = ax.unwrap_or_else(|| self.a.gram_times(x.view()));
+        self.w = FapsClient::multiplier_factor(&x, &self.ax);
         self.x = x;
         self.inner_last = iters;
         self.k += 1;
@@ -307,7 +337,8 @@ impl<'a> FapsClient<'a> {
         let mut rng = seed::rng(setup.seed, &["beta0", &setup.index.to_string()]);
         let start = Array1::from_iter((0..x.nrows()).map(|_| rng.random_range(-1.0..=1.0)));
         let a_norm2 = a.spectral_norm2(start, params.power_iters);
-        let w = FapsClient::multiplier_factor(a, &x);
+        let ax = a.gram_times(x.view());
+        let w = FapsClient::multiplier_factor(&x, &ax);
         Ok(FapsClient {
             a,
             curvature: false,
@@ -320,6 +351,77 @@ impl<'a> FapsClient<'a> {
             beta: params.beta0 * a_norm2,
             dists: Vec::new(),
             inner_last: 0,
+            ax,
+            reuse: true,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::uniform_matrix;
+
+    fn rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+        let scale = b.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        (a - b).iter().fold(0.0f64, |s, v| s.max(v.abs())) / scale
+    }
+
+    /// Reusing A_iA_iᵀX_i from W_i's computation as the next round's first product gives the
+    /// same iterates (X_i, W_i, replies, inner steps) as recomputing it, for every inner rule.
+    #[test]
+    fn product_reuse_keeps_the_iterates() {
+        let mut rng = seed::rng(3, &["faps-reuse"]);
+        let (n, sizes, p) = (30, [70, 50, 90], 4);
+        let mut a = uniform_matrix(n, sizes.iter().sum(), &mut rng);
+        for (i, mut row) in a.rows_mut().into_iter().enumerate() {
+            row *= 1.0 / (1.0 + i as f64);
+        }
+        let z0 = orth(uniform_matrix(n, p, &mut rng).view());
+        let start = Message::new().with("z", z0.clone());
+        let blocks = Block::Dense(a.view()).split(&sizes);
+        for inner in [InnerRule::Fixed, InnerRule::Rule, InnerRule::Kkt] {
+            let params = Params {
+                inner,
+                period: 2,
+                ..Params::default()
+            };
+            let clients = |reuse: bool| -> Vec<FapsClient> {
+                (0..sizes.len())
+                    .map(|index| {
+                        let setup = ClientSetup {
+                            index,
+                            block: blocks[index],
+                            sizes: &sizes,
+                            start: &start,
+                            seed: 9,
+                        };
+                        FapsClient {
+                            reuse,
+                            ..FapsClient::new(&params, setup).unwrap()
+                        }
+                    })
+                    .collect()
+            };
+            let (mut with, mut without) = (clients(true), clients(false));
+            let mut z = z0.clone();
+            for round in 0..12 {
+                let msg = Message::new().with("z", z.clone());
+                let mut sum = Array2::<f64>::zeros((n, p));
+                for (c, r) in with.iter_mut().zip(without.iter_mut()) {
+                    let (yc, yr) = (c.respond(&msg).unwrap(), r.respond(&msg).unwrap());
+                    let what = format!("{inner:?} round {round}");
+                    assert!(
+                        rel(yc.get("y").unwrap(), yr.get("y").unwrap()) <= 1e-12,
+                        "{what}"
+                    );
+                    assert!(rel(&c.x, &r.x) <= 1e-12, "{what}: X");
+                    assert!(rel(&c.w, &r.w) <= 1e-12, "{what}: W");
+                    assert_eq!(c.inner_last, r.inner_last, "{what}");
+                    sum += yc.get("y").unwrap();
+                }
+                z = orth(sum.view());
+            }
+        }
     }
 }

@@ -14,6 +14,50 @@ pub fn blas_backend() -> &'static str {
     }
 }
 
+/// The BLAS kernels in use, which decide the last bits of every product: the core type
+/// OpenBLAS's runtime dispatch chose for this CPU (OPENBLAS_CORETYPE overrides it), or "mkl"
+/// (MKL_CBWR pins its code path).
+#[cfg(feature = "mkl")]
+pub fn blas_core() -> Option<String> {
+    Some("mkl".into())
+}
+
+#[cfg(all(feature = "openblas", not(feature = "mkl")))]
+pub fn blas_core() -> Option<String> {
+    extern "C" {
+        fn openblas_get_corename() -> *const std::os::raw::c_char;
+    }
+    // SAFETY: libopenblas returns a pointer to a static NUL-terminated string (or null).
+    let name = unsafe { openblas_get_corename() };
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, NUL-terminated and static, as above.
+    let name = unsafe { std::ffi::CStr::from_ptr(name) };
+    Some(name.to_string_lossy().trim().to_string())
+}
+
+#[cfg(not(any(feature = "openblas", feature = "mkl")))]
+pub fn blas_core() -> Option<String> {
+    None
+}
+
+/// The CPU's vector extensions that BLAS kernels (and so the last bits) depend on.
+pub fn cpu_features() -> Value {
+    #[cfg(target_arch = "x86_64")]
+    {
+        json!({
+            "avx2": std::is_x86_feature_detected!("avx2"),
+            "avx512f": std::is_x86_feature_detected!("avx512f"),
+            "fma": std::is_x86_feature_detected!("fma"),
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Value::Null
+    }
+}
+
 fn git_revision() -> Value {
     let run = |args: &[&str]| {
         Command::new("git")
@@ -76,7 +120,9 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "dpca_bench": env!("CARGO_PKG_VERSION"),
         "stack": env!("DPCA_STACK_VERSIONS"),
         "blas": blas_backend(),
+        "blas_core": blas_core(),
         "cpu": cpu_model(),
+        "cpu_features": cpu_features(),
         "threads": out.threads,
         "peak_rss_mib": out.peak_rss_mib,
         "started_unix": out.started_unix,
@@ -88,6 +134,14 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
             if !old[k].is_null() {
                 v["rendered_by"][k] = v[k].clone();
                 v[k] = old[k].clone();
+            }
+        }
+        // Recorded since run.json has had them: absent from older runs, never the renderer's.
+        for k in ["blas_core", "cpu_features"] {
+            v["rendered_by"][k] = v[k].clone();
+            match &old[k] {
+                Value::Null => drop(v.as_object_mut().map(|o| o.remove(k))),
+                old => v[k] = old.clone(),
             }
         }
     }

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""One round of SSI, LocalPower (q = 2, Procrustes) and FAPS (5 fixed inner steps) in NumPy,
+for `make bench` to compare with the Rust rounds of benches/rounds.rs at the same sizes.
+
+The rounds do the same arithmetic as src/methods (FAPS keeps A_iA_iᵀX_i from W_i's computation
+for the next round's first product, as the Rust client does), written the way a NumPy user
+would: a loop over clients, each product one `@` on NumPy's own multithreaded BLAS (all cores).
+The data is a uniform random matrix of the same shape: timing does not depend on its values.
+
+Usage: numpy_rounds.py N M P D [SAMPLES]. Prints one JSON object: seconds per round (median of
+SAMPLES rounds after one warm-up round) for each method, and the BLAS NumPy uses.
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def orth(y):
+    q, r = np.linalg.qr(y)
+    return q * np.where(np.diag(r) < 0, -1.0, 1.0)
+
+
+class Ssi:
+    def __init__(self, blocks, z):
+        self.blocks, self.z = blocks, z
+
+    def round(self):
+        y = sum(a @ (a.T @ self.z) for a in self.blocks)
+        self.z = orth(y)
+
+
+class LocalPower:
+    """q = 2 local steps, Procrustes alignment onto the largest client's basis."""
+
+    def __init__(self, blocks, z):
+        self.blocks, self.z = blocks, z
+
+    def round(self):
+        ys, zs = [], []
+        for a in self.blocks:
+            y = a @ (a.T @ self.z)
+            zi = orth(y)
+            ys.append(a @ (a.T @ zi))
+            zs.append(zi)
+        base = zs[0]
+        total = np.zeros_like(self.z)
+        for y, zi in zip(ys, zs):
+            u, _, vt = np.linalg.svd(zi.T @ base)
+            total += y @ (u @ vt)
+        self.z = orth(total)
+
+
+class Faps:
+    """Fixed 5 inner steps, penalty β fixed (its rule costs O(np²))."""
+
+    def __init__(self, blocks, z, steps=5):
+        self.blocks, self.z, self.steps = blocks, z, steps
+        self.x = [z.copy() for _ in blocks]
+        self.ax = [a @ (a.T @ z) for a in blocks]
+        self.w = [z @ (z.T @ ax) - ax for ax in self.ax]
+        self.beta = [1.0 for _ in blocks]
+
+    def round(self):
+        z = self.z
+        total = np.zeros_like(z)
+        f = 0.0
+        for i, a in enumerate(self.blocks):
+            x0, w, beta = self.x[i], self.w[i], self.beta[i]
+            _d = np.linalg.norm(x0 - z @ (z.T @ x0))
+
+            def h(v, av):
+                return av + x0 @ (w.T @ v) + w @ (x0.T @ v) + beta * (z @ (z.T @ v))
+
+            x = orth(h(x0, self.ax[i]))
+            for _ in range(1, self.steps):
+                x = orth(h(x, a @ (a.T @ x)))
+            ax = a @ (a.T @ x)
+            w = x @ (x.T @ ax) - ax
+            self.x[i], self.w[i], self.ax[i] = x, w, ax
+            xz = x.T @ z
+            total += x @ (beta * xz - w.T @ z) - w @ xz
+            f += np.sum((a.T @ z) ** 2)
+        self.z = orth(total)
+
+
+def timed(method, samples):
+    method.round()
+    secs = []
+    for _ in range(samples):
+        t = time.perf_counter()
+        method.round()
+        secs.append(time.perf_counter() - t)
+    return float(np.median(secs))
+
+
+def blas_name():
+    try:
+        cfg = np.show_config(mode="dicts")
+        return cfg["Build Dependencies"]["blas"]["name"]
+    except Exception:  # older NumPy: no dict mode
+        return "unknown"
+
+
+def main():
+    n, m, p, d = (int(v) for v in sys.argv[1:5])
+    samples = int(sys.argv[5]) if len(sys.argv) > 5 else 3
+    rng = np.random.default_rng(0)
+    # Column-major n × m, as the Rust matrix: each client's block is contiguous.
+    a = np.asfortranarray(rng.uniform(-1.0, 1.0, size=(n, m)))
+    bounds = np.linspace(0, m, d + 1).astype(int)
+    blocks = [a[:, bounds[i] : bounds[i + 1]] for i in range(d)]
+    z0 = orth(rng.uniform(-1.0, 1.0, size=(n, p)))
+    out = {
+        "numpy": np.__version__,
+        "blas": blas_name(),
+        "ssi": timed(Ssi(blocks, z0), samples),
+        "localpower": timed(LocalPower(blocks, z0), samples),
+        "faps": timed(Faps(blocks, z0), samples),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

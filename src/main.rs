@@ -394,7 +394,11 @@ fn dispatch(cli: Cli) -> Result<()> {
                 anyhow::bail!("--target-err {target_err}: expected a finite number > 0");
             }
             let mut opts = setup(&common)?;
-            opts.attack = Some(manifest::AttackSpec { client, max_rounds });
+            opts.attack = Some(manifest::AttackSpec {
+                client,
+                max_rounds,
+                unscaled: false,
+            });
             attack(&target, common.profile.as_deref(), target_err, &opts)
         }
         Command::Reproduce {

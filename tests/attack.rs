@@ -6,7 +6,7 @@ mod common;
 
 use common::params;
 use common::{method, small};
-use dpca_bench::attack::{leak, leakage_errors, pairs};
+use dpca_bench::attack::{leak, leakage_errors, leakage_norms, pairs};
 use dpca_bench::fed::Network;
 use dpca_bench::linalg::fro2;
 use dpca_bench::methods::registry::lookup;
@@ -39,6 +39,39 @@ fn ssi_transcript_reveals_the_local_gram_matrix() {
         errs[k - 1] <= 1e-8,
         "by round {k}: {:e} (all: {errs:?})",
         errs[k - 1]
+    );
+}
+
+/// The unscaled error (FAPS fig. 1 prints it) is ‖Φ − A_1A_1ᵀ‖_F: the relative one times
+/// ‖A_1A_1ᵀ‖_F, and before the broadcasts span ℝⁿ at least the mass of A_1A_1ᵀ outside them.
+#[test]
+fn unscaled_attack_error_is_the_relative_one_times_the_local_gram_norm() {
+    let s = small(N, 600, P, 1.05, 26);
+    let mut m = method("ssi", toml::Table::new(), &s, D);
+    m.net.record_transcript(vec![0]);
+    let rounds = N.div_ceil(P) + 2;
+    for _ in 0..rounds {
+        m.step().unwrap();
+    }
+    let pairs = pairs(m.net.transcript().unwrap(), 0).unwrap();
+    let a1 = common::even_blocks(s.a.view(), D)[0].as_dense().unwrap();
+    let gram = a1.dot(&a1.t());
+    let norm = fro2(gram.view()).sqrt();
+    let errs = leakage_norms(a1, &pairs, rounds, false).unwrap();
+    assert_eq!(errs.len(), rounds);
+    for e in &errs {
+        assert!(
+            (e.absolute - e.relative * norm).abs() <= 1e-12 * norm,
+            "{e:?} with ‖A_1A_1ᵀ‖_F = {norm}"
+        );
+    }
+    // Round 1: Φ = Y Zᵀ (Z orthonormal), so the error is ‖Y Zᵀ − M‖_F computed directly.
+    let (z, y) = &pairs[0];
+    let direct = fro2((&y.dot(&z.t()) - &gram).view()).sqrt();
+    assert!(
+        (errs[0].absolute - direct).abs() <= 1e-10 * norm,
+        "{} vs {direct}",
+        errs[0].absolute
     );
 }
 

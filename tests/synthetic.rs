@@ -1,9 +1,10 @@
 //! The generator (23)–(24): exact spectrum, orthonormal factors, reproducible, and a cache that
-//! detects corruption.
+//! detects corruption. The gaussian generator (FAPS fig. 1): N(0, 1) moments, reproducible
+//! whatever the thread count.
 
 use dpca_bench::data::cache::{read_matrix, write_matrix, MatrixCache};
 use dpca_bench::data::matrix::Block;
-use dpca_bench::data::synthetic::{svd_matrix, Spectrum};
+use dpca_bench::data::synthetic::{gaussian_matrix, svd_matrix, Spectrum};
 use dpca_bench::problem::subspace::Reference;
 
 #[test]
@@ -100,4 +101,45 @@ fn cache_round_trips_and_regenerates_a_corrupt_file() {
         .unwrap_err()
         .to_string()
         .contains("magic"));
+}
+
+#[test]
+fn gaussian_entries_have_standard_normal_moments() {
+    // 60 × 5000 = 3e5 entries over three column blocks (the last one partial).
+    let a = gaussian_matrix(60, 5000, 7).unwrap();
+    let len = a.len() as f64;
+    let moment = |k: i32| a.iter().map(|v| v.powi(k)).sum::<f64>() / len;
+    // Five standard errors: sd of the k-th sample moment is √(E x^2k − (E x^k)²)/√len.
+    let tol = |var: f64| 5.0 * (var / len).sqrt();
+    assert!(moment(1).abs() < tol(1.0), "mean {}", moment(1));
+    assert!((moment(2) - 1.0).abs() < tol(2.0), "variance {}", moment(2));
+    assert!(moment(3).abs() < tol(15.0), "third moment {}", moment(3));
+    assert!(
+        (moment(4) - 3.0).abs() < tol(96.0),
+        "fourth moment {}",
+        moment(4)
+    );
+    // Rows 0 and 1 (5000 entries each, across the three blocks) are uncorrelated.
+    let (r0, r1) = (a.row(0), a.row(1));
+    let corr = r0.dot(&r1) / (r0.dot(&r0) * r1.dot(&r1)).sqrt();
+    assert!(
+        corr.abs() < 5.0 / (5000f64).sqrt(),
+        "rows 0 and 1: corr {corr}"
+    );
+}
+
+#[test]
+fn gaussian_matrix_depends_on_the_seed_only() {
+    let a = gaussian_matrix(30, 4500, 1).unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| gaussian_matrix(30, 4500, 1).unwrap());
+    assert_eq!(a, one, "same seed, one thread: the same matrix");
+    assert_ne!(a, gaussian_matrix(30, 4500, 2).unwrap());
+    // A narrower matrix is the wider one's first columns (each column block has its own stream).
+    let narrow = gaussian_matrix(30, 2100, 1).unwrap();
+    assert_eq!(narrow.view(), a.slice(ndarray::s![.., ..2100]));
+    assert!(gaussian_matrix(0, 10, 1).is_err());
 }

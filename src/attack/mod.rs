@@ -34,6 +34,11 @@ impl Leak {
         leakage_errors(a1, &self.products(), max_rounds, self.up_to_shift)
     }
 
+    /// [`leakage_norms`] of these pairs, one per pair.
+    pub fn norms(&self, a1: ArrayView2<f64>, max_rounds: usize) -> Result<Vec<LeakNorm>> {
+        leakage_norms(a1, &self.products(), max_rounds, self.up_to_shift)
+    }
+
     /// The (X, A_1A_1ᵀX) pairs without their rounds.
     pub fn products(&self) -> Vec<(Array2<f64>, Array2<f64>)> {
         self.pairs
@@ -93,7 +98,29 @@ pub fn pairs(t: &Transcript, client: usize) -> Result<Vec<(Array2<f64>, Array2<f
         .collect()
 }
 
-/// Relative reconstruction error of A_1A_1ᵀ after each of the first `max_rounds` pairs.
+/// The reconstruction error after one round: ‖Φ − A_1A_1ᵀ‖_F, and relative to ‖A_1A_1ᵀ‖_F.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeakNorm {
+    pub relative: f64,
+    /// As FAPS fig. 1 prints it (with `up_to_shift`, the shifted error min_α ‖Φ − M − αI‖_F).
+    pub absolute: f64,
+}
+
+/// Relative reconstruction error of A_1A_1ᵀ after each of the first `max_rounds` pairs
+/// ([`leakage_norms`]' relative part).
+pub fn leakage_errors(
+    a1: ArrayView2<f64>,
+    pairs: &[(Array2<f64>, Array2<f64>)],
+    max_rounds: usize,
+    up_to_shift: bool,
+) -> Result<Vec<f64>> {
+    Ok(leakage_norms(a1, pairs, max_rounds, up_to_shift)?
+        .into_iter()
+        .map(|e| e.relative)
+        .collect())
+}
+
+/// Reconstruction error of A_1A_1ᵀ after each of the first `max_rounds` pairs.
 ///
 /// Never forms anything larger than n×kp: with the thin SVD X = [Z⁽¹⁾…Z⁽ᵏ⁾] = USVᵀ (rank r),
 /// Φ = BUᵀ with B = [Y…]VS⁻¹, and, M = A_1A_1ᵀ,
@@ -103,12 +130,12 @@ pub fn pairs(t: &Transcript, client: usize) -> Result<Vec<(Array2<f64>, Array2<f
 /// does not change under that shift), so the error is min_α ‖Φ − (M + αI)‖_F (the part outside
 /// span(U) counted as unrecovered) relative to ‖M − (tr M/n)I‖_F. Both are quadratics in α with
 /// closed-form minimum, still without n×n matrices.
-pub fn leakage_errors(
+pub fn leakage_norms(
     a1: ArrayView2<f64>,
     pairs: &[(Array2<f64>, Array2<f64>)],
     max_rounds: usize,
     up_to_shift: bool,
-) -> Result<Vec<f64>> {
+) -> Result<Vec<LeakNorm>> {
     let n = a1.nrows();
     // ‖M‖²_F = ‖A_1ᵀA_1‖²_F, the smaller Gram of the two.
     let m_fro2 = if a1.ncols() <= n {
@@ -154,7 +181,10 @@ pub fn leakage_errors(
             let c = (&u * &(&b - &mu)).sum() - (trace - utmu);
             err2 = (err2 - c * c / n as f64).max(0.0);
         }
-        out.push((err2 / denominator).sqrt());
+        out.push(LeakNorm {
+            relative: (err2 / denominator).sqrt(),
+            absolute: err2.sqrt(),
+        });
     }
     Ok(out)
 }

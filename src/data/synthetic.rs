@@ -1,4 +1,5 @@
-//! The synthetic test matrices of FAPS (23)–(24) and §5.6: A = U Σ Vᵀ.
+//! The synthetic test matrices of FAPS: (23)–(24) and §5.6, A = U Σ Vᵀ; and fig. 1's "randomly
+//! generated" matrix, read as iid N(0, 1) entries ([`gaussian_matrix`]).
 //!
 //! U (n×n) and V (m×n) are the orthonormalisations (Q factors, diag R ≥ 0) of matrices with iid
 //! U[-1, 1] entries. Forming V by a thin QR of the m×n matrix X costs 40–90 s at 128000×2000, and
@@ -14,6 +15,8 @@ use crate::seed;
 use anyhow::{bail, Result};
 use ndarray::{Array1, Array2, Axis, ShapeBuilder};
 use ndarray_linalg::{Diag, SolveTriangular, UPLO};
+use rand::Rng;
+use rand_distr::StandardNormal;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -93,6 +96,27 @@ pub fn svd_matrix(n: usize, m: usize, spectrum: Spectrum, seed: u64) -> Result<A
         .for_each(|(b, mut cols)| {
             let x = x_block(b);
             ndarray::linalg::general_mat_mul(1.0, &m_mat, &x.t(), 0.0, &mut cols);
+        });
+    Ok(a)
+}
+
+/// A with iid N(0, 1) entries, n×m, column-major, reproducible from `seed`: column block b
+/// (BLOCK columns) is drawn column by column from its own stream, so blocks fill in parallel
+/// and the matrix does not depend on the number of threads.
+pub fn gaussian_matrix(n: usize, m: usize, seed: u64) -> Result<Array2<f64>> {
+    if n == 0 || m == 0 {
+        bail!("the gaussian generator needs n, m >= 1, got n = {n}, m = {m}");
+    }
+    let mut a = Array2::<f64>::zeros((n, m).f());
+    a.axis_chunks_iter_mut(Axis(1), BLOCK)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(b, mut cols)| {
+            let mut rng = seed::rng(seed, &["G", &b.to_string()]);
+            for mut col in cols.axis_iter_mut(Axis(1)) {
+                col.iter_mut()
+                    .for_each(|v| *v = rng.sample::<f64, _>(StandardNormal));
+            }
         });
     Ok(a)
 }

@@ -25,7 +25,7 @@ use schema::{RawManifest, RawPoint, SWEEPABLE};
 pub use schema::{
     AttackSpec, ClaimSpec, DataSpec, DataSplit, FileFormat, FilePaths, Generator, Magnitude, Noise,
     Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme,
-    Spectrum, StopSpec, Target, XAxis, LEAK_ERR,
+    Spectrum, StopSpec, Target, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
 };
 
 /// A manifest loaded with one profile, ready to run.

@@ -109,6 +109,9 @@ pub(crate) struct RawMethod {
 pub enum Generator {
     /// A = U Σ Vᵀ with random orthonormal U, V (FAPS eq. 23).
     Svd,
+    /// A with iid N(0, 1) entries: FAPS fig. 1's "randomly generated" test matrix. Takes only
+    /// n and m.
+    Gaussian,
     /// A real dataset from datasets/raw/ (`dpca data list`), samples as columns.
     Dataset,
     /// Low rank plus sparse, M = L₀ + S₀ (DCF-PCA paper §5): needs rank and sparsity.
@@ -491,6 +494,11 @@ pub enum XAxis {
 /// The attack's metric, beside the family's: relative error of the leakage attack's
 /// reconstruction of A_1A_1ᵀ (FAPS fig. 1).
 pub const LEAK_ERR: &str = "leak_err";
+/// With `[attack] unscaled = true`: the attack's error ‖Φ − A₁A₁ᵀ‖_F as FAPS fig. 1 prints it.
+pub const LEAK_ABS: &str = "leak_abs";
+/// With `[attack] unscaled = true`: the KKT violation ‖(I − ZZᵀ)AAᵀZ‖_F as FAPS fig. 1 prints it
+/// (the family's `kkt` times ‖A‖²_F).
+pub const KKT_ABS: &str = "kkt_abs";
 
 /// What a figure shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -570,6 +578,10 @@ pub struct AttackSpec {
     /// Evaluate the attack for at most this many rounds (its cost grows with the round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rounds: Option<usize>,
+    /// Also record the norms FAPS fig. 1 prints, unscaled: `kkt_abs` and `leak_abs` (trace.csv
+    /// columns after `leak_err`). Subspace problems only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unscaled: bool,
 }
 
 /// A claim of the paper, judged against our runs (report::claims): exactly one test of
@@ -648,7 +660,7 @@ macro_rules! names {
         }
     };
 }
-names!(Generator { Svd => "svd", Dataset => "dataset", Robust => "robust", Spiked => "spiked", Eigengap => "eigengap", File => "file" });
+names!(Generator { Svd => "svd", Gaussian => "gaussian", Dataset => "dataset", Robust => "robust", Spiked => "spiked", Eigengap => "eigengap", File => "file" });
 names!(FileFormat { Csv => "csv", Libsvm => "libsvm", Idx => "idx", Npy => "npy" });
 names!(Orientation { Rows => "rows", Columns => "columns" });
 names!(Noise { Uniform => "uniform", ClientBlocks => "client_blocks" });

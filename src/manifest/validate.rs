@@ -7,7 +7,8 @@ use std::path::Path;
 
 use super::locate::Locator;
 use super::schema::{
-    DataSpec, Generator, Preprocess, RawManifest, RawPoint, Scheme, Spectrum, LEAK_ERR,
+    DataSpec, Generator, Preprocess, RawManifest, RawPoint, Scheme, Spectrum, KKT_ABS, LEAK_ABS,
+    LEAK_ERR,
 };
 use super::{ManifestError, MethodSpec, Point};
 use crate::methods::registry;
@@ -456,6 +457,10 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     if d.generator == Generator::File {
         return check_file(pt, loc, at);
     }
+    if d.generator == Generator::Gaussian {
+        reject_svd_and_dataset_keys(d, "gaussian", loc, at)?;
+        return check_partition_and_problem(pt, loc, at);
+    }
     if n > m {
         return Err(loc.blame(&["data.n", "data.m"], format!(
             "data.n = {n} exceeds data.m = {m}: the svd generator needs m >= n (V is m×n with orthonormal columns){at}"
@@ -800,12 +805,18 @@ pub(crate) fn check_family(
             .map_err(|e| loc.error(&at(&format!("params.{}", e.key)), e.msg))?;
     }
     let names: Vec<&str> = kind.metrics().iter().map(|m| m.name).collect();
+    let unscaled = raw.attack.as_ref().is_some_and(|a| a.unscaled);
+    let attack_names: &[&str] = if unscaled {
+        &[LEAK_ERR, KKT_ABS, LEAK_ABS]
+    } else {
+        &[LEAK_ERR]
+    };
     let metric = |key: &str, name: &str, leak_ok: bool| -> Result {
-        if names.contains(&name) || (leak_ok && name == LEAK_ERR) {
+        if names.contains(&name) || (leak_ok && attack_names.contains(&name)) {
             return Ok(());
         }
         let extra = if leak_ok {
-            format!(", `{LEAK_ERR}`")
+            format!(", {}", quoted(attack_names))
         } else {
             String::new()
         };
@@ -947,6 +958,12 @@ pub(crate) fn check_family(
                 return Err(loc.error(&key("factor"), format!("factor = {f}: must be > 0")));
             }
         }
+    }
+    if unscaled && kind != Kind::Subspace {
+        return Err(loc.error(
+            "attack.unscaled",
+            format!("the unscaled KKT violation is the subspace family's; kind = \"{kind}\" has none: remove it"),
+        ));
     }
     if raw.attack.is_some() {
         if let Some((i, m)) = raw

@@ -253,6 +253,11 @@ impl SubspaceInstance {
                 })?;
                 (DataMatrix::Dense(a), None)
             }
+            // Cheaper to draw again than to read back: not cached.
+            Generator::Gaussian => (
+                DataMatrix::Dense(synthetic::gaussian_matrix(spec.n, spec.m, data_seed)?),
+                None,
+            ),
             // Real data is read (and its checksums verified) on every run, not cached.
             Generator::Dataset | Generator::File => prepare::dataset_matrix(spec, data_dir)?,
             other => anyhow::bail!("generator `{other}` does not make subspace data"),

@@ -8,7 +8,9 @@ use super::plot::{
 };
 use super::sweep_names::axis_name;
 use super::tables::paper_for;
-use crate::manifest::{fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, LEAK_ERR};
+use crate::manifest::{
+    fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
+};
 use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
 use plotters::style::RGBColor;
@@ -52,6 +54,8 @@ pub fn x_label(axis: XAxis) -> &'static str {
 pub fn y_label(exp: &Experiment, metric: &str) -> &'static str {
     match exp.kind.metric(metric) {
         Some(m) => m.label,
+        None if metric == KKT_ABS => "KKT violation ‖(I−ZZᵀ)AAᵀZ‖_F (unscaled)",
+        None if metric == LEAK_ABS => "attack error ‖Φ − A₁A₁ᵀ‖_F (unscaled)",
         None => "attack error ‖Φ − A₁A₁ᵀ‖_F / ‖A₁A₁ᵀ‖_F",
     }
 }
@@ -60,6 +64,8 @@ fn short(exp: &Experiment, metric: &str) -> &'static str {
     match exp.kind.metric(metric) {
         Some(m) => m.short,
         None if metric == LEAK_ERR => "attack error",
+        None if metric == KKT_ABS => "KKT (unscaled)",
+        None if metric == LEAK_ABS => "attack error (unscaled)",
         None => "?",
     }
 }

@@ -4,7 +4,7 @@
 //! Stored runs (`runs/`) are not committed.
 
 use crate::fed::vectors;
-use crate::manifest::{Experiment, LEAK_ERR};
+use crate::manifest::{Experiment, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use crate::run::{Outcome, RunKey, RunRecord, TraceRow};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, HashMap};
@@ -106,10 +106,18 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
             for d in exp.kind.metrics() {
                 metrics.insert(d.name.to_string(), field(t, d.name, &trace_path, line)?);
             }
-            let leak_err = match t.get(LEAK_ERR).map(String::as_str) {
-                None | Some("") => None,
-                Some(_) => Some(field(t, LEAK_ERR, &trace_path, line)?),
+            let optional = |name: &str| -> Result<Option<f64>> {
+                match t.get(name).map(String::as_str) {
+                    None | Some("") => Ok(None),
+                    Some(_) => Ok(Some(field(t, name, &trace_path, line)?)),
+                }
             };
+            let leak_err = optional(LEAK_ERR)?;
+            for name in [KKT_ABS, LEAK_ABS] {
+                if let Some(v) = optional(name)? {
+                    metrics.insert(name.to_string(), v);
+                }
+            }
             rows.push(TraceRow {
                 round: field(t, "round", &trace_path, line)?,
                 inner_iters: field(t, "inner_iters", &trace_path, line)?,

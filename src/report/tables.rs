@@ -1,9 +1,10 @@
 //! trace.csv and summary.csv: tidy tables built with polars, written atomically.
 //!
 //! Column names are a contract with users' scripts: the fixed columns, then the problem
-//! family's metrics by name, then `point`, (`leak_err`,) `run_id`.
+//! family's metrics by name, then `point`, (`leak_err`, with `[attack] unscaled` `kkt_abs` and
+//! `leak_abs`,) `run_id`.
 
-use crate::manifest::{Experiment, PaperResult, LEAK_ERR};
+use crate::manifest::{Experiment, PaperResult, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use crate::problem::MetricDef;
 use crate::run::{RunKey, RunRecord, TraceRow};
 use crate::util::atomic_write;
@@ -125,6 +126,14 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
             LEAK_ERR,
             rows.iter().map(|(_, t)| t.leak_err).collect(),
         ));
+    }
+    if exp.attack.as_ref().is_some_and(|a| a.unscaled) {
+        for name in [KKT_ABS, LEAK_ABS] {
+            cols.push(opt_f64_col(
+                name,
+                rows.iter().map(|(_, t)| t.metric(name)).collect(),
+            ));
+        }
     }
     cols.push(str_col("run_id", each(&|r, _| r.key.run_id())));
     Ok(DataFrame::new_infer_height(cols)?)

@@ -15,7 +15,7 @@ use crate::attack;
 use crate::data::cache::MatrixCache;
 use crate::data::prepare::KeyMismatch;
 use crate::fed::{Counters, RunNetwork};
-use crate::manifest::{AttackSpec, Experiment, MethodSpec, Point};
+use crate::manifest::{AttackSpec, Experiment, MethodSpec, Point, KKT_ABS, LEAK_ABS};
 use crate::methods::{registry, StepInfo};
 use crate::problem::{self, Instance};
 use crate::seed;
@@ -516,11 +516,22 @@ pub fn run_one(
     {
         let max = a.max_rounds.unwrap_or(usize::MAX);
         let leak = attack::leak(&m.name, &m.resolved, t, c, max)?;
-        let errors = leak.errors(a1, max)?;
+        let errors = leak.norms(a1, max)?;
         for ((round, ..), err) in leak.pairs.iter().zip(errors) {
             if let Some(row) = trace.get_mut(*round) {
-                row.leak_err = Some(err);
+                row.leak_err = Some(err.relative);
+                if a.unscaled {
+                    row.metrics.insert(LEAK_ABS.into(), err.absolute);
+                }
             }
+        }
+    }
+    // FAPS fig. 1 prints the KKT violation unscaled: the family's `kkt` times ‖A‖²_F.
+    if attack.is_some_and(|a| a.unscaled) {
+        let fro2 = all.fro2();
+        for row in &mut trace {
+            let kkt = row.metrics.get("kkt").copied().unwrap_or(f64::NAN);
+            row.metrics.insert(KKT_ABS.into(), kkt * fro2);
         }
     }
     // A failed method's estimate may be half-updated: no spectra of it.

@@ -21,7 +21,8 @@ pub struct TraceRow {
     pub bytes_down: u64,
     /// dim-vectors sent both ways: (bytes_up + bytes_down) / (8·dim), never rounded.
     pub vectors: f64,
-    /// The problem family's metrics by name (NaN where a metric does not apply).
+    /// The problem family's metrics by name (NaN where a metric does not apply); with
+    /// `[attack] unscaled`, also `kkt_abs` and (attacked rounds) `leak_abs`.
     #[serde(with = "nonfinite")]
     pub metrics: BTreeMap<String, f64>,
     /// Relative error of the leakage attack after this round (when the manifest asks for it).

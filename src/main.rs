@@ -449,6 +449,8 @@ fn dispatch(cli: Cli) -> Result<()> {
                 cache,
                 data,
                 no_memory_check,
+                // verify re-runs in this process: the scratch results are compared right after.
+                backend: Backend::Local,
             };
             let opts = setup(&common)?;
             verify(&experiments, &results, &profile, &opts, tol)

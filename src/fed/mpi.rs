@@ -88,8 +88,8 @@ pub fn clients_of(rank: Rank, clients: usize, ranks: Rank) -> Range<usize> {
 fn intern(name: &str) -> &'static str {
     static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    match names.get(name) {
-        Some(n) => *n,
+    match names.get(name).copied() {
+        Some(n) => n,
         None => {
             let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
             names.insert(n);

@@ -26,17 +26,21 @@ pub struct Entry {
     pub docs: &'static [(&'static str, &'static str)],
     /// The parameters and their types, read from its `Params` type.
     pub fields: fn() -> Vec<param_probe::Field>,
-    /// Build the server from resolved parameters and every client's sample count (no data).
-    pub server: fn(&serde_json::Value, Start<'_>, &[usize]) -> Result<Box<dyn Server>>,
-    /// Build clients from resolved parameters, every client's sample count, and the
-    /// (client index, block) pairs to build: all of them, or one MPI rank's share.
-    pub clients: for<'a> fn(
-        &serde_json::Value,
-        Start<'_>,
-        &[usize],
-        Vec<(usize, Block<'a>)>,
-    ) -> Result<Vec<Box<dyn Client + 'a>>>,
+    pub server: ServerBuilder,
+    pub clients: ClientsBuilder,
 }
+
+/// Builds the server from resolved parameters and every client's sample count (no data).
+pub type ServerBuilder = fn(&serde_json::Value, Start<'_>, &[usize]) -> Result<Box<dyn Server>>;
+
+/// Builds clients from resolved parameters, every client's sample count, and the (client index,
+/// block) pairs to build: all of them, or one MPI rank's share.
+pub type ClientsBuilder = for<'a> fn(
+    &serde_json::Value,
+    Start<'_>,
+    &[usize],
+    Vec<(usize, Block<'a>)>,
+) -> Result<Vec<Box<dyn Client + 'a>>>;
 
 /// What every party starts from.
 #[derive(Clone, Copy)]

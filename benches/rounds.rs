@@ -14,9 +14,9 @@
 //! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look.
 //!
 //! Before the rounds, the product they are made of, A_i(A_iᵀZ) on every client in parallel,
-//! two ways: two BLAS calls, and the fused kernel `Block::gram_times` uses
-//! ([`gram_times_dense`], chunks of samples read from memory once), at its chunk length and a
-//! few others. After them, the same rounds in NumPy (scripts/numpy_rounds.py, run by the
+//! two ways: two BLAS calls (what `Block::gram_times` does for dense blocks), and the fused
+//! kernel ([`gram_times_chunked`], chunks of samples read from memory once) at its default
+//! chunk length ([`chunk_len`]) and a few others. After them, the same rounds in NumPy (scripts/numpy_rounds.py, run by the
 //! Python in DPCA_BENCH_PYTHON — `make bench` sets up a venv with NumPy from PyPI — on a
 //! uniform random matrix of the same shape, NumPy's multithreaded BLAS on all cores): the
 //! summary's last column is NumPy's time over ours. Rounds take seconds, so each
@@ -117,7 +117,7 @@ fn benches(c: &mut Criterion) {
         }));
         let used = chunk_len(n);
         for chunk in [16, 32, 64, 128, 256] {
-            let mark = if chunk == used { " (used)" } else { "" };
+            let mark = if chunk == used { " (default)" } else { "" };
             rows.push(row(
                 &mut g,
                 &format!("A_i(A_iᵀZ) fused, chunks of {chunk}{mark}"),

@@ -7,7 +7,6 @@
 //! their bits do not depend on the thread count.
 
 use crate::data::loaders::{Csr, CsrView};
-use crate::linalg::gram_product::gram_times_dense;
 use crate::linalg::{fro2, spectral_norm2};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
 use rayon::prelude::*;
@@ -122,12 +121,17 @@ impl<'a> Block<'a> {
             .collect()
     }
 
-    /// `A (Aᵀ X)`: the product with the block's Gram matrix, without forming it, each sample
-    /// read from memory once (dense: [`gram_times_dense`]'s cache-sized chunks; CSR: one sample
-    /// at a time). `x` must have n rows (an invariant of every caller, not user input).
+    /// `A (Aᵀ X)`: the product with the block's Gram matrix, without forming it.
+    /// `x` must have n rows (an invariant of every caller, not user input).
+    ///
+    /// Dense: two BLAS calls. The fused chunked kernel
+    /// ([`gram_times_dense`](crate::linalg::gram_product::gram_times_dense), each sample read
+    /// from memory once) measured no faster here (`make bench BENCH=rounds`, "product" rows:
+    /// 0.98–1.07× at table1's client blocks), so the two calls, whose bits every committed
+    /// result has, stay. CSR: fused, one sample at a time ([`CsrView::a_at_z`]).
     pub fn gram_times(&self, x: ArrayView2<f64>) -> Array2<f64> {
         match self {
-            Self::Dense(a) => gram_times_dense(*a, x),
+            Self::Dense(a) => a.dot(&a.t().dot(&x)),
             Self::Sparse(a) => a.a_at_z(x).expect("X has one row per feature"),
         }
     }

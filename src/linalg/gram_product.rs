@@ -56,12 +56,8 @@ pub fn gram_times_chunked(a: ArrayView2<f64>, x: ArrayView2<f64>, chunk: usize) 
 mod tests {
     use super::*;
     use crate::data::uniform_matrix;
+    use crate::linalg::max_rel_diff as rel;
     use crate::seed;
-
-    fn rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
-        let scale = b.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-        (a - b).iter().fold(0.0f64, |s, v| s.max(v.abs())) / scale
-    }
 
     #[test]
     fn chunk_len_is_a_bounded_multiple_of_eight() {

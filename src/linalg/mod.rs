@@ -64,3 +64,10 @@ pub fn force_single_threaded_blas() {
         unsafe { openblas_set_num_threads(1) };
     }
 }
+
+/// Largest entry of |a − b| over the largest |b|: how tests compare two computations of one matrix.
+#[cfg(test)]
+pub(crate) fn max_rel_diff(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>) -> f64 {
+    let scale = b.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    (a - b).iter().fold(0.0f64, |s, v| s.max(v.abs())) / scale
+}

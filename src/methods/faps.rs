@@ -361,11 +361,7 @@ impl<'a> FapsClient<'a> {
 mod tests {
     use super::*;
     use crate::data::uniform_matrix;
-
-    fn rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
-        let scale = b.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-        (a - b).iter().fold(0.0f64, |s, v| s.max(v.abs())) / scale
-    }
+    use crate::linalg::max_rel_diff as rel;
 
     /// Reusing A_iA_iᵀX_i from W_i's computation as the next round's first product gives the
     /// same iterates (X_i, W_i, replies, inner steps) as recomputing it, for every inner rule.

@@ -492,7 +492,7 @@ fn check_case(case: &Case) -> Option<String> {
     if said.contains("panicked") || out.status.code() == Some(101) {
         return Some(format!("{name}: panic\n{said}"));
     }
-    if !out.status.code().is_some_and(|c| c != 0) {
+    if out.status.code().is_none_or(|c| c == 0) {
         return Some(format!(
             "{name}: exit {:?}, expected non-zero\n{said}",
             out.status.code()

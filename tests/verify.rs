@@ -185,3 +185,35 @@ fn verify_reproduces_a_committed_quick_manifest() {
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join(FOLDER);
     assert!(!committed.join("runs").exists());
 }
+
+/// The attack's errors below ATTACK_NOISE are rounding: two runs that both reach it agree
+/// whatever their values there; above it they are compared as every metric is.
+#[test]
+fn attack_errors_below_the_noise_floor_are_not_compared() {
+    const LEAKY: &str = "results/faps/fig1a/quick";
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = copy_of(LEAKY, tmp.path());
+    let trace = copy.join("trace.csv");
+    let mut t = rows(&trace);
+    let (c, abs) = (col(&t, "leak_err"), col(&t, "leak_abs"));
+    let value = |r: &Vec<String>| r[c].parse::<f64>().ok();
+    let low = (1..t.len())
+        .find(|&i| value(&t[i]).is_some_and(|v| v > 0.0 && v <= 1e-7))
+        .expect("fig1a's SSI attack gets below 1e-7");
+    let high = (1..t.len())
+        .find(|&i| value(&t[i]).is_some_and(|v| v > 1e-3))
+        .expect("an early round above 1e-3");
+    for (i, k) in [(c, 3.0), (abs, 3.0)] {
+        let v: f64 = t[low][i].parse().unwrap();
+        t[low][i] = format!("{:e}", v * k);
+    }
+    write_rows(&trace, &t);
+    let out = dpca(&["compare", LEAKY, copy.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let v: f64 = t[high][c].parse().unwrap();
+    t[high][c] = format!("{:e}", v * 1.01);
+    write_rows(&trace, &t);
+    let out = dpca(&["compare", LEAKY, copy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("leak_err"), "{}", text(&out));
+}

@@ -4,11 +4,18 @@
 //! (the paper's numbers, run ids) and n-vectors (derived from the bytes, which are compared
 //! exactly).
 
+use crate::manifest::{LEAK_ABS, LEAK_ERR};
 use crate::util::columns;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+
+/// The leakage attack's relative error below which two runs' errors are not compared: the
+/// minimum-norm reconstruction's rounding noise (re-runs of FAPS fig. 1 differ by up to 30 %
+/// relative in values below 1e-7), ten times below the 1e-5 the paper's figure asks for, so
+/// the rounds to 1e-5 are still compared exactly through the values above it.
+pub const ATTACK_NOISE: f64 = 1e-6;
 
 /// When two values agree: `|a − b| ≤ rtol·max(|a|, |b|) + atol` for decimals; integers and
 /// words must be equal.
@@ -276,11 +283,16 @@ fn compare_tables(
         .chain(tb.headers.iter().filter(|h| !ignored(h)))
         .collect();
     let col = |t: &Table, name: &str| t.headers.iter().position(|h| h == name);
+    let leak = |t: &Table, r: &[String]| col(t, LEAK_ERR).and_then(|i| r[i].parse::<f64>().ok());
     for (k, (line, ra)) in &ta.rows {
         let Some((_, rb)) = tb.rows.get(k) else {
             continue;
         };
         out.rows += 1;
+        // Where both attacks are exact to ATTACK_NOISE, their errors are rounding, not results.
+        let noise = [leak(ta, ra), leak(tb, rb)]
+            .iter()
+            .all(|v| v.is_some_and(|v| v <= ATTACK_NOISE));
         // Columns in the first folder's order, then any only the second has.
         for c in ta
             .headers
@@ -290,6 +302,9 @@ fn compare_tables(
         {
             let va = col(ta, c).map_or("(no column)", |i| ra[i].as_str());
             let vb = col(tb, c).map_or("(no column)", |i| rb[i].as_str());
+            if noise && (c == LEAK_ERR || c == LEAK_ABS) {
+                continue;
+            }
             if !agree(va, vb, tol) {
                 out.differences.push(Difference {
                     file: file.into(),

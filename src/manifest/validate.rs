@@ -172,14 +172,13 @@ fn check_method_ref(
     one_variant: bool,
     loc: &Locator,
 ) -> Result {
-    let by_full = methods.iter().any(|m| m.full_label() == who);
-    let mut entries: Vec<&MethodSpec> = methods
-        .iter()
-        .filter(|m| m.label == who || (!by_full && m.name == who))
-        .collect();
-    if by_full {
+    if methods.iter().any(|m| m.full_label() == who) {
         return Ok(());
     }
+    let mut entries: Vec<&MethodSpec> = methods
+        .iter()
+        .filter(|m| m.label == who || m.name == who)
+        .collect();
     let variants: Vec<String> = entries.iter().map(|m| m.full_label()).collect();
     entries.dedup_by_key(|m| m.index);
     let labels: Vec<&str> = entries.iter().map(|m| m.label.as_str()).collect();

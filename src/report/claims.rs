@@ -174,11 +174,11 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
 
 /// The test a claim states, in words.
 fn test_text(c: &ClaimSpec) -> String {
-    let q = Quantity {
+    let quantity = Quantity {
         name: &c.quantity,
         reach: c.reach,
-    }
-    .text();
+    };
+    let q = quantity.text();
     let mut parts = Vec::new();
     if !c.less_than.is_empty() {
         let f = c.factor.map_or(String::new(), |f| format!("{f} × "));
@@ -188,9 +188,8 @@ fn test_text(c: &ClaimSpec) -> String {
             c.less_than.join(", ")
         ));
     }
-    let rounds = c.quantity == "rounds" || c.reach.is_some();
     let num = |v: f64| {
-        if rounds {
+        if quantity.counts_rounds() {
             format!("{v}")
         } else {
             format!("{v:e}")

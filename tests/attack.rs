@@ -20,7 +20,7 @@ const D: usize = 3;
 fn attack(name: &str, seed: u64, rounds: usize) -> Vec<f64> {
     let s = small(N, 600, P, 1.05, seed);
     let mut m = method(name, toml::Table::new(), &s, D);
-    m.net.record_transcript(vec![0]);
+    m.net.record_transcript(vec![0], None);
     for _ in 0..rounds {
         m.step().unwrap();
     }
@@ -48,7 +48,7 @@ fn ssi_transcript_reveals_the_local_gram_matrix() {
 fn unscaled_attack_error_is_the_relative_one_times_the_local_gram_norm() {
     let s = small(N, 600, P, 1.05, 26);
     let mut m = method("ssi", toml::Table::new(), &s, D);
-    m.net.record_transcript(vec![0]);
+    m.net.record_transcript(vec![0], None);
     let rounds = N.div_ceil(P) + 2;
     for _ in 0..rounds {
         m.step().unwrap();
@@ -108,7 +108,7 @@ fn admm_attack(
     let s = small(N, 600, P, 1.05, seed);
     let p = params(text);
     let mut m = method(name, p.clone(), &s, D);
-    m.net.record_transcript(vec![0]);
+    m.net.record_transcript(vec![0], None);
     for _ in 0..rounds {
         m.step().unwrap();
     }
@@ -181,7 +181,7 @@ fn attack_mu(name: &str, seed: u64, rounds: usize) -> Vec<f64> {
         N,
     )
     .unwrap();
-    m.net.record_transcript(vec![0]);
+    m.net.record_transcript(vec![0], None);
     for _ in 0..rounds {
         m.step().unwrap();
     }
@@ -205,5 +205,27 @@ fn dssal1_transcript_does_not_reveal_it() {
     assert!(
         min >= 1e-1,
         "DSSAL1 leaked: min error {min:e} (all: {errs:?})"
+    );
+}
+
+/// A transcript limited to the attacked rounds keeps exactly those rounds, and the attack on it
+/// equals the attack on the full transcript (the runner limits it to `attack.max_rounds`).
+#[test]
+fn limited_transcript_keeps_the_first_rounds_and_the_same_attack() {
+    let s = small(N, 600, P, 1.05, 27);
+    let record = |limit: Option<usize>| {
+        let mut m = method("ssi", toml::Table::new(), &s, D);
+        m.net.record_transcript(vec![0], limit);
+        for _ in 0..9 {
+            m.step().unwrap();
+        }
+        pairs(m.net.transcript().unwrap(), 0).unwrap()
+    };
+    let (full, limited) = (record(None), record(Some(4)));
+    assert_eq!((full.len(), limited.len()), (9, 4));
+    let a1 = common::even_blocks(s.a.view(), D)[0].as_dense().unwrap();
+    assert_eq!(
+        leakage_errors(a1, &full, 4, false).unwrap(),
+        leakage_errors(a1, &limited, 4, false).unwrap()
     );
 }

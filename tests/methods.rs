@@ -152,7 +152,7 @@ fn a_client_is_built_from_its_own_block_only() {
     // its own A_i, which the transcript shows for every client.
     let s = small(20, 90, 2, 1.2, 9);
     let mut m = method("ssi", toml::Table::new(), &s, 3);
-    m.net.record_transcript(vec![0, 1, 2]);
+    m.net.record_transcript(vec![0, 1, 2], None);
     m.step().unwrap();
     let t = m.net.transcript().unwrap();
     for (i, b) in common::even_blocks(s.a.view(), 3).into_iter().enumerate() {

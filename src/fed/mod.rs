@@ -56,8 +56,9 @@ pub trait Network {
 /// What the runner drives: a method's network plus the runner's own channels, which methods
 /// never see (they get a `&mut dyn Network`).
 pub trait RunNetwork: Network {
-    /// Record the server's view (broadcasts and the replies of `clients`) for attacks.
-    fn record_transcript(&mut self, clients: Vec<usize>);
+    /// Record the server's view (broadcasts and the replies of `clients`) for attacks, in the
+    /// first `rounds` rounds (None: all).
+    fn record_transcript(&mut self, clients: Vec<usize>, rounds: Option<usize>);
     /// The evaluation channel: each client's share of the estimate, in client order (not
     /// counted).
     fn reveal(&mut self) -> Result<Vec<Message>>;
@@ -90,9 +91,10 @@ impl<'a> LocalNetwork<'a> {
         }
     }
 
-    /// Record the server's view (broadcasts and the replies of `clients`) for attacks.
-    pub fn record_transcript(&mut self, clients: Vec<usize>) {
-        self.transcript = Some(Transcript::new(clients));
+    /// Record the server's view (broadcasts and the replies of `clients`) for attacks, in the
+    /// first `rounds` rounds (None: all).
+    pub fn record_transcript(&mut self, clients: Vec<usize>, rounds: Option<usize>) {
+        self.transcript = Some(Transcript::new(clients, rounds));
     }
 
     /// The evaluation channel: each client's share of the estimate, in client order.
@@ -142,8 +144,8 @@ impl Network for LocalNetwork<'_> {
 }
 
 impl RunNetwork for LocalNetwork<'_> {
-    fn record_transcript(&mut self, clients: Vec<usize>) {
-        LocalNetwork::record_transcript(self, clients)
+    fn record_transcript(&mut self, clients: Vec<usize>, rounds: Option<usize>) {
+        LocalNetwork::record_transcript(self, clients, rounds)
     }
     fn reveal(&mut self) -> Result<Vec<Message>> {
         Ok(LocalNetwork::reveal(self))

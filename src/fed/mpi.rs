@@ -419,8 +419,8 @@ impl Network for MpiNetwork {
 }
 
 impl RunNetwork for MpiNetwork {
-    fn record_transcript(&mut self, clients: Vec<usize>) {
-        self.transcript = Some(Transcript::new(clients));
+    fn record_transcript(&mut self, clients: Vec<usize>, rounds: Option<usize>) {
+        self.transcript = Some(Transcript::new(clients, rounds));
     }
 
     fn reveal(&mut self) -> Result<Vec<Message>> {

@@ -11,17 +11,25 @@ pub struct TranscriptRound {
 
 pub struct Transcript {
     watch: Vec<usize>,
+    /// Rounds kept: the attack reads only its first `max_rounds`, and a run of 3000 rounds
+    /// of 5000×100 broadcasts would otherwise hold 12 GB (FAPS fig. 1(b) at n = 5000).
+    limit: usize,
     pub rounds: Vec<TranscriptRound>,
 }
 
 impl Transcript {
-    pub(super) fn new(watch: Vec<usize>) -> Self {
+    /// Watch `watch`'s replies in the first `limit` rounds (None: every round).
+    pub(super) fn new(watch: Vec<usize>, limit: Option<usize>) -> Self {
         Self {
             watch,
+            limit: limit.unwrap_or(usize::MAX),
             rounds: Vec::new(),
         }
     }
     pub(super) fn record(&mut self, msg: &Message, replies: &[Message]) {
+        if self.rounds.len() >= self.limit {
+            return;
+        }
         let replies = self
             .watch
             .iter()

@@ -251,7 +251,7 @@ pub(crate) mod testing {
         let blocks = Block::Dense(p.x.view()).split(sizes);
         let mut r = Running::named(method, &params, &start, seed, blocks, 20).unwrap();
         if record {
-            r.net.record_transcript((0..sizes.len()).collect());
+            r.net.record_transcript((0..sizes.len()).collect(), None);
         }
         let info = r.step().unwrap();
         (sin2(&estimate(&r), &p.v), info, r)

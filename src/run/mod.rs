@@ -447,7 +447,7 @@ pub fn run_one(
     };
     let net: &mut dyn RunNetwork = net.as_mut();
     if let Some(c) = attacked {
-        net.record_transcript(vec![c]);
+        net.record_transcript(vec![c], attack.and_then(|a| a.max_rounds));
     }
     let mut rule = StopRule::new(&exp.stop, exp.kind).with_applicable(inst.applicable());
     let target = rule.target();

@@ -58,9 +58,13 @@ pub fn cpu_features() -> Value {
     }
 }
 
-fn git_revision() -> Value {
+/// The commit of the repository at `dir` (the working directory for a run), and whether its
+/// tracked files outside results/ differ from it.
+fn git_revision(dir: &std::path::Path) -> Value {
     let run = |args: &[&str]| {
         Command::new("git")
+            .arg("-C")
+            .arg(dir)
             .args(args)
             .output()
             .ok()
@@ -69,7 +73,15 @@ fn git_revision() -> Value {
     };
     json!({
         "commit": run(&["rev-parse", "HEAD"]),
-        "dirty": run(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()),
+        // Results are outputs: a run that wrote results/ must not make the next one "dirty".
+        "dirty": run(&[
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ":(top,exclude)results",
+        ])
+        .map(|s| !s.is_empty()),
     })
 }
 
@@ -116,7 +128,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
             "name": m.name, "label": m.label, "variant": m.variant, "params_resolved": m.resolved,
         })).collect::<Vec<_>>(),
         "not_implemented": out.planned.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
-        "git": git_revision(),
+        "git": git_revision(std::path::Path::new(".")),
         "dpca_bench": env!("CARGO_PKG_VERSION"),
         "stack": env!("DPCA_STACK_VERSIONS"),
         "blas": blas_backend(),
@@ -146,4 +158,41 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::git_revision;
+    use std::process::Command;
+
+    /// A run writes results/: that alone must not mark the next run's code "dirty"; a change
+    /// to a tracked source file must.
+    #[test]
+    fn dirty_ignores_results_but_not_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(dir.path().join("results/x")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("results/x/a.csv"), "1\n").unwrap();
+        std::fs::write(dir.path().join("src/m.rs"), "//\n").unwrap();
+        git(&["add", "."]);
+        git(&["commit", "-qm", "c"]);
+        let dirty = || git_revision(dir.path())["dirty"].as_bool();
+        assert_eq!(dirty(), Some(false));
+        std::fs::write(dir.path().join("results/x/a.csv"), "2\n").unwrap();
+        assert_eq!(dirty(), Some(false), "results/ changed only");
+        std::fs::write(dir.path().join("src/m.rs"), "// changed\n").unwrap();
+        assert_eq!(dirty(), Some(true), "a source changed");
+    }
 }

@@ -6,11 +6,13 @@
 
 use dpca_bench::data::cache::MatrixCache;
 use dpca_bench::data::matrix::DataMatrix;
+use dpca_bench::fed::Message;
 use dpca_bench::manifest;
 use dpca_bench::problem;
 use dpca_bench::run::Progress;
-use ndarray::s;
+use ndarray::{s, Array2};
 use std::ops::Range;
+use std::path::Path;
 
 /// Head of every manifest: paper, id and one method of the family.
 fn manifest(paper: &str, file: &str, method: &str, rest: &str) -> String {
@@ -34,40 +36,72 @@ fn of_clients(sizes: &[usize], clients: Range<usize>) -> Range<usize> {
     at(clients.start)..at(clients.end)
 }
 
-/// share == build's columns for client ranges of a K-client partition.
-fn check(what: &str, body: &str, clients: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("share.toml");
+/// Load the manifest `body` (written into `dir`).
+fn load(dir: &Path, body: &str) -> manifest::Experiment {
+    let path = dir.join("share.toml");
     std::fs::write(&path, body).unwrap();
-    let exp = manifest::load(&path, "default").unwrap_or_else(|e| panic!("{what}: {e}"));
-    let point = &exp.points[0];
-    let seed = 77;
-    let warm = MatrixCache::new(dir.path().join("warm"));
-    let cold = MatrixCache::new(dir.path().join("cold"));
-    let inst = problem::build(point, seed, &warm, dir.path(), &Progress::hidden()).unwrap();
-    let DataMatrix::Dense(full) = inst.data() else {
-        panic!("{what}: dense data")
-    };
-    let ranges = [0..clients, 1..clients - 1, clients - 1..clients, 1..1];
-    for (cache, cached) in [(&warm, "cached"), (&cold, "generated")] {
-        for r in &ranges {
-            let pick = |sizes: &[usize]| of_clients(sizes, r.clone());
-            let share = problem::share(point, seed, cache, dir.path(), &pick).unwrap();
-            let want = of_clients(inst.sizes(), r.clone());
-            let at = format!("{what}, {cached}, clients {r:?}");
-            assert_eq!(share.sizes, inst.sizes(), "{at}");
-            assert_eq!(share.lo, want.start, "{at}");
-            assert_eq!(share.cols.m(), want.len(), "{at}");
-            let expect = DataMatrix::Dense(full.slice(s![.., want]).to_owned());
-            assert!(bits(share.cols) == bits(expect), "{at}: columns differ");
-            let parts = |m: &dpca_bench::fed::Message| -> Vec<(String, Vec<u64>)> {
-                m.parts()
-                    .map(|(n, a)| (n.to_string(), a.iter().map(|v| v.to_bits()).collect()))
-                    .collect()
-            };
-            assert_eq!(parts(&share.start), parts(inst.start()), "{at}: start");
+    manifest::load(&path, "default").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The instance's whole data, sizes and start that shares are compared with.
+struct Whole<'a> {
+    data: &'a Array2<f64>,
+    sizes: &'a [usize],
+    start: Option<&'a Message>,
+}
+
+/// share == the whole data's columns for client ranges of a K-client partition, with the
+/// cache `cache` (rank 0's, or another machine's).
+fn compare(what: &str, point: &manifest::Point, root: &Path, cache: &MatrixCache, whole: &Whole) {
+    let k = whole.sizes.len();
+    for r in [0..k, 1..k - 1, k - 1..k, 1..1] {
+        let pick = |sizes: &[usize]| of_clients(sizes, r.clone());
+        let share = problem::share(point, SEED, cache, root, &pick).unwrap();
+        let want = of_clients(whole.sizes, r.clone());
+        let at = format!("{what}, clients {r:?}");
+        assert_eq!(share.sizes, whole.sizes, "{at}");
+        assert_eq!(share.lo, want.start, "{at}");
+        assert_eq!(share.cols.m(), want.len(), "{at}");
+        let expect = DataMatrix::Dense(whole.data.slice(s![.., want]).to_owned());
+        assert!(bits(share.cols) == bits(expect), "{at}: columns differ");
+        if let Some(start) = whole.start {
+            assert_eq!(parts(&share.start), parts(start), "{at}: start");
         }
     }
+}
+
+fn parts(m: &Message) -> Vec<(String, Vec<u64>)> {
+    m.parts()
+        .map(|(n, a)| (n.to_string(), a.iter().map(|v| v.to_bits()).collect()))
+        .collect()
+}
+
+const SEED: u64 = 77;
+
+/// share == build's columns, with the generator's matrix cached by rank 0 and without.
+fn check(what: &str, body: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = load(dir.path(), body);
+    let point = &exp.points[0];
+    let warm = MatrixCache::new(dir.path().join("warm"));
+    let cold = MatrixCache::new(dir.path().join("cold"));
+    let inst = problem::build(point, SEED, &warm, dir.path(), &Progress::hidden()).unwrap();
+    let DataMatrix::Dense(data) = inst.data() else {
+        panic!("{what}: dense data")
+    };
+    let whole = Whole {
+        data,
+        sizes: inst.sizes(),
+        start: Some(inst.start()),
+    };
+    compare(&format!("{what}, cached"), point, dir.path(), &warm, &whole);
+    compare(
+        &format!("{what}, generated"),
+        point,
+        dir.path(),
+        &cold,
+        &whole,
+    );
 }
 
 #[test]
@@ -78,7 +112,6 @@ fn svd_columns_over_an_iid_shuffle_equal_the_built_matrix() {
     check(
         "svd, iid",
         &manifest("faps", "000_87ac87c3d542a13b.txt", "ssi", rest),
-        5,
     );
 }
 
@@ -90,7 +123,6 @@ fn svd_columns_of_the_sparse_family_with_mu_equal_the_built_matrix() {
     check(
         "svd, sparse, mu",
         &manifest("dssal1", "002_ff223d7a56bd523a.txt", "manpg", rest),
-        4,
     );
 }
 
@@ -101,7 +133,6 @@ fn gaussian_columns_equal_the_built_matrix() {
     check(
         "gaussian",
         &manifest("faps", "000_87ac87c3d542a13b.txt", "ssi", rest),
-        3,
     );
 }
 
@@ -116,7 +147,6 @@ fn robust_columns_equal_the_built_matrix() {
         check(
             magnitude,
             &manifest("dcfpca", "004_db919d10e2190205.txt", "dcfpca", &rest),
-            4,
         );
     }
 }
@@ -132,7 +162,6 @@ fn spiked_columns_equal_the_built_matrix() {
         check(
             &format!("spiked, heterogeneous {het}"),
             &manifest("fspca", "003_bf0c008a27de5e4a.txt", "pca", &rest),
-            4,
         );
     }
 }
@@ -145,6 +174,89 @@ fn eigengap_columns_equal_the_built_matrix() {
     check(
         "eigengap",
         &manifest("cedre", "001_2ae475dc7acdb24e.txt", "cedre", rest),
-        4,
     );
+}
+
+/// A CIFAR-10 folder with 7 random records per batch file and their recorded SHA-256 (CIFAR
+/// publishes none, so the loader checks the recorded ones).
+fn fake_cifar10(root: &Path) {
+    use sha2::{Digest, Sha256};
+    let dir = root.join("cifar-10");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut state = 12345u64;
+    let mut byte = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 56) as u8
+    };
+    let mut sums = String::new();
+    let names = (1..=5).map(|i| format!("data_batch_{i}.bin"));
+    for name in names.chain(["test_batch.bin".to_string()]) {
+        let mut bytes = Vec::new();
+        for _ in 0..7 {
+            bytes.push(byte() % 10);
+            bytes.extend((0..3072).map(|_| byte()));
+        }
+        std::fs::write(dir.join(&name), &bytes).unwrap();
+        sums += &format!("{:x}  {name}\n", Sha256::digest(&bytes));
+    }
+    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+}
+
+/// A dataset's share equals the columns of the whole matrix arranged for the partition: read
+/// sample by sample (CIFAR's bytes, entrywise preprocessing, any partition, Dirichlet's by
+/// label too), or loaded whole where a step needs more than a mean.
+#[test]
+fn dataset_columns_equal_the_arranged_matrix() {
+    use dpca_bench::data::{partition, prepare};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fake_cifar10(root);
+    let cases = [
+        ("all", "[\"scale01\", \"center\"]", "\"iid\"", true),
+        (
+            "train",
+            "[\"center\", \"scale01\", \"center\"]",
+            "\"dirichlet\"\nalpha = 1.0",
+            true,
+        ),
+        ("all", "[]", "\"even\"", true),
+        ("all", "[\"zscore\"]", "\"uneven\"", false),
+    ];
+    for (split, steps, scheme, by_sample) in cases {
+        let rest = format!(
+            "[data]\ngenerator = \"dataset\"\ndataset = \"cifar-10\"\nsplit = \"{split}\"\n\
+             preprocess = {steps}\nn = 3072\nm = 30\n[partition]\nscheme = {scheme}\n\
+             clients = 3\n[problem]\np = 2\n"
+        );
+        let exp = load(
+            root,
+            &manifest("faps", "000_87ac87c3d542a13b.txt", "ssi", &rest),
+        );
+        let point = &exp.points[0];
+        let (a, labels) = prepare::dataset_matrix(&point.data, root).unwrap();
+        let key = point.data.cache_key();
+        let mut rng = dpca_bench::seed::rng(SEED, &["partition", &key]);
+        let (a, sizes) =
+            partition::arrange(a, labels.as_deref(), &point.partition, &mut rng).unwrap();
+        let DataMatrix::Dense(data) = &a else {
+            panic!("dense")
+        };
+        let whole = Whole {
+            data,
+            sizes: &sizes,
+            start: None,
+        };
+        let what = format!("cifar-10 {split} {steps} {scheme}");
+        compare(
+            &what,
+            point,
+            root,
+            &MatrixCache::new(root.join("cache")),
+            &whole,
+        );
+        let read = prepare::dataset_columns(&point.data, root, &mut |_| Ok(vec![2, 0])).unwrap();
+        assert_eq!(read.is_some(), by_sample, "{what}");
+    }
 }

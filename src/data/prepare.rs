@@ -5,12 +5,12 @@
 
 use super::datasets::{self, Format};
 use super::fetch;
-use super::loaders::{cifar, csv, idx, libsvm, Csr, Labeled, LabeledSparse};
+use super::loaders::{cifar, csv, idx, libsvm, Csr, Labeled, LabeledBytes, LabeledSparse};
 use super::matrix::DataMatrix;
 use crate::manifest::{DataSpec, DataSplit, Generator, Preprocess};
 use crate::problem::subspace::top_eigenvalue;
 use anyhow::{bail, Result};
-use ndarray::{s, Array2, Axis};
+use ndarray::{s, Array1, Array2, Axis, ShapeBuilder};
 use std::path::Path;
 
 /// A dataset the manifest needs is not on this machine: not a failure of the run, but a
@@ -53,44 +53,13 @@ pub enum Split {
 /// Load a dense dataset (IDX, CIFAR, WDBC) after checking every file's SHA-256. WDBC has no
 /// test split: Train and All give its 569 samples.
 pub fn load_dense(root: &Path, name: &str, split: Split) -> Result<Labeled> {
+    if let Some(bytes) = load_bytes(root, name, split)? {
+        return bytes.to_labeled();
+    }
     let ds = datasets::find(name)?;
     let files = fetch::verified_files(root, ds)?;
     let path = |n: &str| files.dir.join(n);
-    let train_test =
-        |train: &dyn Fn() -> Result<Labeled>, test: &dyn Fn() -> Result<Labeled>| match split {
-            Split::Train => train(),
-            Split::Test => test(),
-            Split::All => Labeled::concat(vec![train()?, test()?]),
-        };
     match ds.format {
-        Format::Idx => train_test(
-            &|| {
-                idx::read_pair(
-                    &path("train-images-idx3-ubyte"),
-                    &path("train-labels-idx1-ubyte"),
-                )
-            },
-            &|| {
-                idx::read_pair(
-                    &path("t10k-images-idx3-ubyte"),
-                    &path("t10k-labels-idx1-ubyte"),
-                )
-            },
-        ),
-        Format::Cifar10 => train_test(
-            &|| {
-                let batches: Vec<_> = (1..=5)
-                    .map(|i| path(&format!("data_batch_{i}.bin")))
-                    .collect();
-                let refs: Vec<&Path> = batches.iter().map(|p| p.as_path()).collect();
-                cifar::read_cifar10_batches(&refs)
-            },
-            &|| cifar::read_cifar10(&path("test_batch.bin")),
-        ),
-        Format::Cifar100 => train_test(
-            &|| cifar::read_cifar100(&path("train.bin"), cifar::Cifar100Label::Fine),
-            &|| cifar::read_cifar100(&path("test.bin"), cifar::Cifar100Label::Fine),
-        ),
         Format::Wdbc => {
             if split == Split::Test {
                 bail!("wdbc has no test split: load Train or All");
@@ -116,7 +85,51 @@ pub fn load_dense(root: &Path, name: &str, split: Split) -> Result<Labeled> {
             csv::read_csv(&path(file), &opts)
         }
         Format::Libsvm { .. } => bail!("{name} is sparse: load it with load_sparse"),
+        Format::Idx | Format::Cifar10 | Format::Cifar100 => unreachable!("loaded as bytes"),
     }
+}
+
+/// Load a dataset whose values are bytes (IDX, CIFAR) after checking every file's SHA-256,
+/// keeping them as bytes; None for the other formats.
+pub fn load_bytes(root: &Path, name: &str, split: Split) -> Result<Option<LabeledBytes>> {
+    let ds = datasets::find(name)?;
+    if !matches!(ds.format, Format::Idx | Format::Cifar10 | Format::Cifar100) {
+        return Ok(None);
+    }
+    let files = fetch::verified_files(root, ds)?;
+    let path = |n: &str| files.dir.join(n);
+    let train_test = |train: &dyn Fn() -> Result<LabeledBytes>,
+                      test: &dyn Fn() -> Result<LabeledBytes>| match split {
+        Split::Train => train(),
+        Split::Test => test(),
+        Split::All => LabeledBytes::concat(vec![train()?, test()?]),
+    };
+    let idx = |prefix: &str| {
+        idx::read_pair_bytes(
+            &path(&format!("{prefix}-images-idx3-ubyte")),
+            &path(&format!("{prefix}-labels-idx1-ubyte")),
+        )
+    };
+    let fine = cifar::Cifar100Label::Fine;
+    match ds.format {
+        Format::Idx => train_test(&|| idx("train"), &|| idx("t10k")),
+        Format::Cifar10 => train_test(
+            &|| {
+                let batches: Vec<_> = (1..=5)
+                    .map(|i| path(&format!("data_batch_{i}.bin")))
+                    .collect();
+                let refs: Vec<&Path> = batches.iter().map(|p| p.as_path()).collect();
+                cifar::read_cifar10_batches_bytes(&refs)
+            },
+            &|| cifar::read_cifar10_bytes(&path("test_batch.bin")),
+        ),
+        Format::Cifar100 => train_test(
+            &|| cifar::read_cifar100_bytes(&path("train.bin"), fine),
+            &|| cifar::read_cifar100_bytes(&path("test.bin"), fine),
+        ),
+        _ => unreachable!("checked above"),
+    }
+    .map(Some)
 }
 
 /// Load a sparse (LIBSVM) dataset after checking every file's SHA-256.
@@ -149,6 +162,97 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Optio
     if spec.generator == Generator::File {
         return super::own::file_matrix(spec);
     }
+    let (name, ds, split) = locate(spec, root)?;
+    let (x, labels) = if matches!(ds.format, Format::Libsvm { .. }) {
+        let data = load_sparse(root, name, split)?;
+        (DataMatrix::Sparse(data.x), data.labels)
+    } else {
+        let data = load_dense(root, name, split)?;
+        (DataMatrix::Dense(data.x), data.labels)
+    };
+    check_shape(spec, name, x.n(), x.m())?;
+    let mut a = match x {
+        DataMatrix::Dense(x) => {
+            DataMatrix::Dense(crate::linalg::to_f_order(x.slice(s![.., ..spec.m])))
+        }
+        sparse if spec.m == sparse.m() => sparse,
+        sparse => sparse.select(&(0..spec.m).collect::<Vec<_>>()),
+    };
+    preprocess(&mut a, &spec.preprocess, name)?;
+    Ok((a, Some(labels[..spec.m].to_vec())))
+}
+
+/// Some columns of [`dataset_matrix`]'s matrix, equal to them bit for bit, without the others
+/// in f64: `select` gets the labels of the `spec.m` samples and answers which samples to keep,
+/// in order. Only for datasets of byte values (IDX, CIFAR), kept as bytes while the columns are
+/// picked, with preprocessing steps that act entry by entry given statistics of all samples
+/// (`scale01`, `center`: the mean is summed column by column in sample order, as
+/// [`center`] sums it); None otherwise (the caller loads the whole matrix).
+pub fn dataset_columns(
+    spec: &DataSpec,
+    root: &Path,
+    select: &mut dyn FnMut(&[u32]) -> Result<Vec<usize>>,
+) -> Result<Option<Array2<f64>>> {
+    let entrywise = |s: &Preprocess| matches!(s, Preprocess::Scale01 | Preprocess::Center);
+    if spec.generator == Generator::File || !spec.preprocess.iter().all(entrywise) {
+        return Ok(None);
+    }
+    let (name, _, split) = locate(spec, root)?;
+    let Some(raw) = load_bytes(root, name, split)? else {
+        return Ok(None);
+    };
+    check_shape(spec, name, raw.n, raw.samples())?;
+    let m = spec.m;
+    let wanted = select(&raw.labels[..m])?;
+    if let Some(&j) = wanted.iter().find(|&&j| j >= m) {
+        bail!("sample {j} of {name}'s first {m}");
+    }
+    // Each centring step's mean, over the samples as the steps before it left them.
+    let mut means: Vec<Array1<f64>> = Vec::new();
+    for (k, step) in spec.preprocess.iter().enumerate() {
+        if *step == Preprocess::Center {
+            let mut sum = Array1::<f64>::zeros(raw.n);
+            for j in 0..m {
+                sum += &entrywise_steps(raw.column(j), &spec.preprocess[..k], &means);
+            }
+            means.push(sum / m as f64);
+        }
+    }
+    let mut out = Array2::<f64>::zeros((raw.n, wanted.len()).f());
+    for (at, &j) in wanted.iter().enumerate() {
+        let col = entrywise_steps(raw.column(j), &spec.preprocess, &means);
+        out.column_mut(at).assign(&col);
+    }
+    Ok(Some(out))
+}
+
+/// `col` after `steps` (scale01 and center only), the i-th centring step subtracting
+/// `means[i]`: the same operation on each entry as [`apply`] on the whole matrix.
+fn entrywise_steps(
+    mut col: Array1<f64>,
+    steps: &[Preprocess],
+    means: &[Array1<f64>],
+) -> Array1<f64> {
+    let mut centred = 0;
+    for step in steps {
+        match step {
+            Preprocess::Scale01 => col.mapv_inplace(|v| v / 255.0),
+            Preprocess::Center => {
+                col -= &means[centred];
+                centred += 1;
+            }
+            other => unreachable!("{} is not entrywise", other.name()),
+        }
+    }
+    col
+}
+
+/// The dataset `spec` names (fetched, or an error naming the command that fetches it), and
+/// the split to load.
+fn locate<'s>(
+    spec: &'s DataSpec,
+    root: &Path,
+) -> Result<(&'s str, &'static datasets::Dataset, Split)> {
     let name = spec
         .dataset
         .as_deref()
@@ -165,16 +269,14 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Optio
         DataSplit::Test => Split::Test,
         DataSplit::All => Split::All,
     };
-    let (x, labels) = if matches!(ds.format, Format::Libsvm { .. }) {
-        let data = load_sparse(root, name, split)?;
-        (DataMatrix::Sparse(data.x), data.labels)
-    } else {
-        let data = load_dense(root, name, split)?;
-        (DataMatrix::Dense(data.x), data.labels)
-    };
+    Ok((name, ds, split))
+}
+
+/// The manifest's n and m against the dataset's `features` × `samples`.
+fn check_shape(spec: &DataSpec, name: &str, features: usize, samples: usize) -> Result<()> {
     // data.n counts the appended noise features too (they are added by the caller).
     let noise = spec.noise_features.unwrap_or(0);
-    if x.n() + noise != spec.n {
+    if features + noise != spec.n {
         let plus = if noise > 0 {
             format!(" + {noise} noise features")
         } else {
@@ -183,35 +285,24 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Optio
         return Err(KeyMismatch {
             key: "data.n",
             message: format!(
-                "data.n = {} but {name} has {} features{plus}: set data.n = {}",
+                "data.n = {} but {name} has {features} features{plus}: set data.n = {}",
                 spec.n,
-                x.n(),
-                x.n() + noise
+                features + noise
             ),
         }
         .into());
     }
-    if spec.m > x.m() {
+    if spec.m > samples {
         return Err(KeyMismatch {
             key: "data.m",
             message: format!(
-                "data.m = {} but the {name} split has only {} samples: set data.m ≤ {}",
+                "data.m = {} but the {name} split has only {samples} samples: set data.m ≤ {samples}",
                 spec.m,
-                x.m(),
-                x.m()
             ),
         }
         .into());
     }
-    let mut a = match x {
-        DataMatrix::Dense(x) => {
-            DataMatrix::Dense(crate::linalg::to_f_order(x.slice(s![.., ..spec.m])))
-        }
-        sparse if spec.m == sparse.m() => sparse,
-        sparse => sparse.select(&(0..spec.m).collect::<Vec<_>>()),
-    };
-    preprocess(&mut a, &spec.preprocess, name)?;
-    Ok((a, Some(labels[..spec.m].to_vec())))
+    Ok(())
 }
 
 /// Apply `steps` in order to the data of dataset `name`; sparse data accepts only unit_top.

@@ -11,7 +11,7 @@ pub mod subspace;
 
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
-use crate::data::{partition, synthetic};
+use crate::data::{partition, prepare, synthetic};
 use crate::fed::Message;
 use crate::manifest::Point;
 use crate::run::Progress;
@@ -242,17 +242,18 @@ pub fn share(
     }
 }
 
-/// The columns `pick` asks of a synthetic matrix of `point` (no labels, so the partition is
-/// known before the data): the original sample indices, in the partition's order, that
-/// [`partition::arrange`] puts at those columns; the first column; the client sizes.
+/// The columns `pick` asks of `point`'s data: the original sample indices, in the partition's
+/// order, that [`partition::arrange`] puts at those columns (with the samples' `labels`, which
+/// a Dirichlet partition needs; synthetic data has none); the first column; the client sizes.
 fn wanted_samples(
     point: &Point,
     run_seed: u64,
+    labels: Option<&[u32]>,
     pick: Pick,
 ) -> Result<(Vec<usize>, usize, Vec<usize>)> {
     let key = point.data.cache_key();
     let mut rng = seed::rng(run_seed, &["partition", &key]);
-    let (order, sizes) = partition::order(point.data.m, None, &point.partition, &mut rng)?;
+    let (order, sizes) = partition::order(point.data.m, labels, &point.partition, &mut rng)?;
     let range = pick(&sizes);
     let wanted = match order {
         Some(order) => order[range.clone()].to_vec(),
@@ -272,7 +273,7 @@ fn svd_share(
     start: Message,
 ) -> Result<Share> {
     let spec = &point.data;
-    let (wanted, lo, sizes) = wanted_samples(point, run_seed, pick)?;
+    let (wanted, lo, sizes) = wanted_samples(point, run_seed, None, pick)?;
     let (key, data_seed) = data_key(point, run_seed);
     let cols = match cache.get_columns("svd", &format!("{key}-seed{data_seed}"), &wanted) {
         Some(a) => a,
@@ -286,6 +287,33 @@ fn svd_share(
         cols: DataMatrix::Dense(cols),
         start,
     })
+}
+
+/// A share of a dataset read sample by sample ([`prepare::dataset_columns`]): None where that
+/// reader does not apply (the caller then loads the whole matrix).
+fn dataset_share(
+    point: &Point,
+    run_seed: u64,
+    data_dir: &Path,
+    pick: Pick,
+    start: &Message,
+) -> Result<Option<Share>> {
+    let mut got = None;
+    let mut select = |labels: &[u32]| {
+        let (wanted, lo, sizes) = wanted_samples(point, run_seed, Some(labels), pick)?;
+        got = Some((lo, sizes));
+        Ok(wanted)
+    };
+    let Some(cols) = prepare::dataset_columns(&point.data, data_dir, &mut select)? else {
+        return Ok(None);
+    };
+    let (lo, sizes) = got.expect("dataset_columns asks which samples before it reads them");
+    Ok(Some(Share {
+        sizes,
+        lo,
+        cols: DataMatrix::Dense(cols),
+        start: start.clone(),
+    }))
 }
 
 /// The data's cache key and seed for `run_seed`, as every family derives them.

@@ -406,9 +406,8 @@ fn start(point: &Point, run_seed: u64) -> Message {
 }
 
 /// A rank's share of `point`'s instance ([`super::share`]): spiked samples of its clients
-/// alone, FAPS's matrix by columns; a dataset loaded whole, arranged and sliced (its
-/// preprocessing and appended noise use statistics of all samples, and its partition the
-/// labels of all).
+/// alone, FAPS's matrix by columns, a dataset as the subspace family reads it when no noise
+/// features are appended; otherwise the data is built whole, arranged and sliced.
 pub(super) fn share(
     point: &Point,
     run_seed: u64,
@@ -447,8 +446,16 @@ pub(super) fn share(
         }
         Generator::Svd => super::svd_share(point, run_seed, cache, pick, start(point, run_seed)),
         _ => {
+            let start = start(point, run_seed);
+            // Appended noise and the steps after it are not read sample by sample.
+            if spec.noise_features.is_none() && spec.after_noise.is_empty() {
+                if let Some(share) = super::dataset_share(point, run_seed, data_dir, pick, &start)?
+                {
+                    return Ok(share);
+                }
+            }
             let (a, sizes, ..) = data(point, run_seed, cache, data_dir)?;
-            Ok(super::Share::slice(&a, sizes, start(point, run_seed), pick))
+            Ok(super::Share::slice(&a, sizes, start, pick))
         }
     }
 }

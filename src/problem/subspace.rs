@@ -305,8 +305,10 @@ fn start(point: &Point, run_seed: u64) -> Message {
 }
 
 /// A rank's share of `point`'s instance ([`super::share`]): synthetic columns are generated
-/// (or read from the cache) alone; a dataset is loaded whole, arranged and sliced (its
-/// preprocessing uses statistics of all samples, and its partition the labels of all).
+/// (or read from the cache) alone; a dataset of byte values with entrywise preprocessing is
+/// read keeping only the rank's samples in f64 ([`super::dataset_share`]); any other dataset
+/// or file is loaded whole, arranged and sliced (`standardize`, `zscore` and `unit_top` take
+/// statistics whose sums a rank cannot replay sample by sample with the same bits).
 pub(super) fn share(
     point: &Point,
     run_seed: u64,
@@ -318,7 +320,7 @@ pub(super) fn share(
     match spec.generator {
         Generator::Svd => super::svd_share(point, run_seed, cache, pick, start(point, run_seed)),
         Generator::Gaussian => {
-            let (wanted, lo, sizes) = super::wanted_samples(point, run_seed, pick)?;
+            let (wanted, lo, sizes) = super::wanted_samples(point, run_seed, None, pick)?;
             let (_, data_seed) = super::data_key(point, run_seed);
             let cols = synthetic::gaussian_columns(spec.n, spec.m, data_seed, &wanted)?;
             Ok(super::Share {
@@ -329,8 +331,12 @@ pub(super) fn share(
             })
         }
         _ => {
+            let start = start(point, run_seed);
+            if let Some(share) = super::dataset_share(point, run_seed, data_dir, pick, &start)? {
+                return Ok(share);
+            }
             let (a, sizes) = data(point, run_seed, cache, data_dir)?;
-            Ok(super::Share::slice(&a, sizes, start(point, run_seed), pick))
+            Ok(super::Share::slice(&a, sizes, start, pick))
         }
     }
 }

@@ -26,6 +26,11 @@ pub fn read_cifar10(path: &Path) -> Result<Labeled> {
     read_records(path, 1, 0)?.to_labeled()
 }
 
+/// CIFAR-10 batch files side by side, in the order given.
+pub fn read_cifar10_batches(paths: &[&Path]) -> Result<Labeled> {
+    read_cifar10_batches_bytes(paths)?.to_labeled()
+}
+
 /// CIFAR-10 batch files side by side, in the order given, pixels as bytes.
 pub fn read_cifar10_batches_bytes(paths: &[&Path]) -> Result<LabeledBytes> {
     LabeledBytes::concat(

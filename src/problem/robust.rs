@@ -83,7 +83,9 @@ pub fn planted(
 }
 
 /// Columns `cols` of M = L₀ + S₀ as [`planted`] draws them from the same `rng`, equal to
-/// them bit for bit, holding the factors (n×r, m×r) and those columns only.
+/// them bit for bit, holding the factors (n×r, m×r) and those columns only. The outliers'
+/// positions are still drawn over all n·m entries, as `planted` draws them: at s ≳ 3% rand
+/// shuffles an index buffer of n·m u32 for that (half the f64 matrix, freed once drawn).
 pub fn planted_columns(
     n: usize,
     m: usize,

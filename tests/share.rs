@@ -54,7 +54,26 @@ struct Whole<'a> {
 /// cache `cache` (rank 0's, or another machine's).
 fn compare(what: &str, point: &manifest::Point, root: &Path, cache: &MatrixCache, whole: &Whole) {
     let k = whole.sizes.len();
-    for r in [0..k, 1..k - 1, k - 1..k, 1..1] {
+    compare_clients(
+        what,
+        point,
+        root,
+        cache,
+        whole,
+        &[0..k, 1..k - 1, k - 1..k, 1..1],
+    );
+}
+
+/// As [`compare`], for the ranks holding clients `ranges`.
+fn compare_clients(
+    what: &str,
+    point: &manifest::Point,
+    root: &Path,
+    cache: &MatrixCache,
+    whole: &Whole,
+    ranges: &[Range<usize>],
+) {
+    for r in ranges.iter().cloned() {
         let pick = |sizes: &[usize]| of_clients(sizes, r.clone());
         let share = problem::share(point, SEED, cache, root, &pick).unwrap();
         let want = of_clients(whole.sizes, r.clone());
@@ -256,7 +275,44 @@ fn dataset_columns_equal_the_arranged_matrix() {
             &MatrixCache::new(root.join("cache")),
             &whole,
         );
-        let read = prepare::dataset_columns(&point.data, root, &mut |_| Ok(vec![2, 0])).unwrap();
+        let read = prepare::ByteSamples::open(&point.data, root).unwrap();
         assert_eq!(read.is_some(), by_sample, "{what}");
+    }
+}
+
+/// The eigvec family reads a byte dataset sample by sample too: its mean in the partition's
+/// order, its covariance block by block, λ₁ and machine 1's warm start all give the bits of the
+/// instance built whole (CIFAR-sized features: each share repeats a 3072×3072 dsyevd, so one
+/// rank, clients 1–2 of 3).
+#[test]
+fn eigvec_dataset_shares_equal_the_built_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fake_cifar10(root);
+    // Dirichlet: the partition's order depends on the labels, read from the bytes too.
+    let cases = [("[\"scale01\", \"center\"]", "\"dirichlet\"\nalpha = 1.0")];
+    for (steps, scheme) in cases {
+        let rest = format!(
+            "[data]\ngenerator = \"dataset\"\ndataset = \"cifar-10\"\nsplit = \"all\"\n\
+             preprocess = {steps}\nn = 3072\nm = 40\n[partition]\nscheme = {scheme}\n\
+             clients = 3\n[problem]\nkind = \"eigvec\"\np = 1\n"
+        );
+        let exp = load(
+            root,
+            &manifest("cedre", "001_2ae475dc7acdb24e.txt", "cedre", &rest),
+        );
+        let point = &exp.points[0];
+        let cache = MatrixCache::new(root.join("cache"));
+        let inst = problem::build(point, SEED, &cache, root, &Progress::hidden()).unwrap();
+        let DataMatrix::Dense(data) = inst.data() else {
+            panic!("dense")
+        };
+        let whole = Whole {
+            data,
+            sizes: inst.sizes(),
+            start: Some(inst.start()),
+        };
+        let what = format!("eigvec cifar-10 {steps} {scheme}");
+        compare_clients(&what, point, root, &cache, &whole, &[1..3]);
     }
 }

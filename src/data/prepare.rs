@@ -182,69 +182,95 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Optio
     Ok((a, Some(labels[..spec.m].to_vec())))
 }
 
-/// Some columns of [`dataset_matrix`]'s matrix, equal to them bit for bit, without the others
-/// in f64: `select` gets the labels of the `spec.m` samples and answers which samples to keep,
-/// in order. Only for datasets of byte values (IDX, CIFAR), kept as bytes while the columns are
-/// picked, with preprocessing steps that act entry by entry given statistics of all samples
-/// (`scale01`, `center`: the mean is summed column by column in sample order, as
-/// [`center`] sums it); None otherwise (the caller loads the whole matrix).
-pub fn dataset_columns(
-    spec: &DataSpec,
-    root: &Path,
-    select: &mut dyn FnMut(&[u32]) -> Result<Vec<usize>>,
-) -> Result<Option<Array2<f64>>> {
-    let entrywise = |s: &Preprocess| matches!(s, Preprocess::Scale01 | Preprocess::Center);
-    if spec.generator == Generator::File || !spec.preprocess.iter().all(entrywise) {
-        return Ok(None);
-    }
-    let (name, _, split) = locate(spec, root)?;
-    let Some(raw) = load_bytes(root, name, split)? else {
-        return Ok(None);
-    };
-    check_shape(spec, name, raw.n, raw.samples())?;
-    let m = spec.m;
-    let wanted = select(&raw.labels[..m])?;
-    if let Some(&j) = wanted.iter().find(|&&j| j >= m) {
-        bail!("sample {j} of {name}'s first {m}");
-    }
-    // Each centring step's mean, over the samples as the steps before it left them.
-    let mut means: Vec<Array1<f64>> = Vec::new();
-    for (k, step) in spec.preprocess.iter().enumerate() {
-        if *step == Preprocess::Center {
-            let mut sum = Array1::<f64>::zeros(raw.n);
-            for j in 0..m {
-                sum += &entrywise_steps(raw.column(j), &spec.preprocess[..k], &means);
-            }
-            means.push(sum / m as f64);
-        }
-    }
-    let mut out = Array2::<f64>::zeros((raw.n, wanted.len()).f());
-    for (at, &j) in wanted.iter().enumerate() {
-        let col = entrywise_steps(raw.column(j), &spec.preprocess, &means);
-        out.column_mut(at).assign(&col);
-    }
-    Ok(Some(out))
+/// The samples of [`dataset_matrix`]'s matrix one at a time, equal to its columns bit for bit,
+/// without holding them in f64: for datasets of byte values (IDX, CIFAR), kept as bytes, whose
+/// preprocessing steps act entry by entry given statistics of all samples (`scale01`, `center`:
+/// the mean is summed column by column in sample order, as [`center`] sums it). None for other
+/// datasets and steps (the caller loads the whole matrix). What a rank of the MPI backend reads
+/// its own samples from.
+pub struct ByteSamples {
+    raw: LabeledBytes,
+    steps: Vec<Preprocess>,
+    /// The mean of each centring step, over the samples as the steps before it left them.
+    means: Vec<Array1<f64>>,
+    /// Samples kept: the first m.
+    m: usize,
 }
 
-/// `col` after `steps` (scale01 and center only), the i-th centring step subtracting
-/// `means[i]`: the same operation on each entry as [`apply`] on the whole matrix.
-fn entrywise_steps(
-    mut col: Array1<f64>,
-    steps: &[Preprocess],
-    means: &[Array1<f64>],
-) -> Array1<f64> {
-    let mut centred = 0;
-    for step in steps {
-        match step {
-            Preprocess::Scale01 => col.mapv_inplace(|v| v / 255.0),
-            Preprocess::Center => {
-                col -= &means[centred];
-                centred += 1;
-            }
-            other => unreachable!("{} is not entrywise", other.name()),
+impl ByteSamples {
+    pub fn open(spec: &DataSpec, root: &Path) -> Result<Option<Self>> {
+        let entrywise = |s: &Preprocess| matches!(s, Preprocess::Scale01 | Preprocess::Center);
+        if spec.generator == Generator::File || !spec.preprocess.iter().all(entrywise) {
+            return Ok(None);
         }
+        let (name, _, split) = locate(spec, root)?;
+        let Some(raw) = load_bytes(root, name, split)? else {
+            return Ok(None);
+        };
+        check_shape(spec, name, raw.n, raw.samples())?;
+        let mut samples = Self {
+            raw,
+            steps: Vec::new(),
+            means: Vec::new(),
+            m: spec.m,
+        };
+        for step in &spec.preprocess {
+            if *step == Preprocess::Center {
+                let mut sum = Array1::<f64>::zeros(samples.n());
+                for j in 0..samples.m {
+                    sum += &samples.column(j);
+                }
+                samples.means.push(sum / samples.m as f64);
+            }
+            samples.steps.push(*step);
+        }
+        Ok(Some(samples))
     }
-    col
+
+    /// Features.
+    pub fn n(&self) -> usize {
+        self.raw.n
+    }
+
+    /// Samples (the first m of the split).
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    /// The labels of the m samples.
+    pub fn labels(&self) -> &[u32] {
+        &self.raw.labels[..self.m]
+    }
+
+    /// Sample `j` (< m) after the preprocessing steps: the same operation on each entry as
+    /// [`apply`] on the whole matrix.
+    pub fn column(&self, j: usize) -> Array1<f64> {
+        let mut col = self.raw.column(j);
+        let mut centred = 0;
+        for step in &self.steps {
+            match step {
+                Preprocess::Scale01 => col.mapv_inplace(|v| v / 255.0),
+                Preprocess::Center => {
+                    col -= &self.means[centred];
+                    centred += 1;
+                }
+                other => unreachable!("{} is not entrywise", other.name()),
+            }
+        }
+        col
+    }
+
+    /// Samples `wanted` (each < m), side by side, column-major.
+    pub fn columns(&self, wanted: &[usize]) -> Result<Array2<f64>> {
+        if let Some(&j) = wanted.iter().find(|&&j| j >= self.m) {
+            bail!("sample {j} of the first {}", self.m);
+        }
+        let mut out = Array2::<f64>::zeros((self.n(), wanted.len()).f());
+        for (at, &j) in wanted.iter().enumerate() {
+            out.column_mut(at).assign(&self.column(j));
+        }
+        Ok(out)
+    }
 }
 
 /// The dataset `spec` names (fetched, or an error naming the command that fetches it), and

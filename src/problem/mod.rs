@@ -220,9 +220,7 @@ impl Share {
 }
 
 /// The share `pick` asks of `point`'s instance for `run_seed` (see [`Share`]). Each family
-/// says what its ranks build alone; the eigvec family builds its data whole, then slices it:
-/// centring and rescaling use the mean and λ₁ of all samples, and its warm start machine 1's
-/// centred samples.
+/// says what its ranks build alone, and builds the rest whole, then slices it.
 pub fn share(
     point: &Point,
     run_seed: u64,
@@ -234,11 +232,7 @@ pub fn share(
         Kind::Subspace => subspace::share(point, run_seed, cache, data_dir, pick),
         Kind::Robust => robust::share(point, run_seed, pick),
         Kind::Sparse => sparse::share(point, run_seed, cache, data_dir, pick),
-        Kind::Eigvec => {
-            let inst = build(point, run_seed, cache, data_dir, &Progress::hidden())?;
-            let sizes = inst.sizes().to_vec();
-            Ok(Share::slice(inst.data(), sizes, inst.start().clone(), pick))
-        }
+        Kind::Eigvec => eigvec::share(point, run_seed, cache, data_dir, pick),
     }
 }
 
@@ -289,7 +283,7 @@ fn svd_share(
     })
 }
 
-/// A share of a dataset read sample by sample ([`prepare::dataset_columns`]): None where that
+/// A share of a dataset read sample by sample ([`prepare::ByteSamples`]): None where that
 /// reader does not apply (the caller then loads the whole matrix).
 fn dataset_share(
     point: &Point,
@@ -298,20 +292,14 @@ fn dataset_share(
     pick: Pick,
     start: &Message,
 ) -> Result<Option<Share>> {
-    let mut got = None;
-    let mut select = |labels: &[u32]| {
-        let (wanted, lo, sizes) = wanted_samples(point, run_seed, Some(labels), pick)?;
-        got = Some((lo, sizes));
-        Ok(wanted)
-    };
-    let Some(cols) = prepare::dataset_columns(&point.data, data_dir, &mut select)? else {
+    let Some(samples) = prepare::ByteSamples::open(&point.data, data_dir)? else {
         return Ok(None);
     };
-    let (lo, sizes) = got.expect("dataset_columns asks which samples before it reads them");
+    let (wanted, lo, sizes) = wanted_samples(point, run_seed, Some(samples.labels()), pick)?;
     Ok(Some(Share {
         sizes,
         lo,
-        cols: DataMatrix::Dense(cols),
+        cols: DataMatrix::Dense(samples.columns(&wanted)?),
         start: start.clone(),
     }))
 }

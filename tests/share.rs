@@ -60,7 +60,7 @@ fn compare(what: &str, point: &manifest::Point, root: &Path, cache: &MatrixCache
         root,
         cache,
         whole,
-        &[0..k, 1..k - 1, k - 1..k, 1..1],
+        [0..k, 1..k - 1, k - 1..k, 1..1],
     );
 }
 
@@ -71,9 +71,9 @@ fn compare_clients(
     root: &Path,
     cache: &MatrixCache,
     whole: &Whole,
-    ranges: &[Range<usize>],
+    ranges: impl IntoIterator<Item = Range<usize>>,
 ) {
-    for r in ranges.iter().cloned() {
+    for r in ranges {
         let pick = |sizes: &[usize]| of_clients(sizes, r.clone());
         let share = problem::share(point, SEED, cache, root, &pick).unwrap();
         let want = of_clients(whole.sizes, r.clone());
@@ -313,6 +313,6 @@ fn eigvec_dataset_shares_equal_the_built_instance() {
             start: Some(inst.start()),
         };
         let what = format!("eigvec cifar-10 {steps} {scheme}");
-        compare_clients(&what, point, root, &cache, &whole, &[1..3]);
+        compare_clients(&what, point, root, &cache, &whole, std::iter::once(1..3));
     }
 }

@@ -18,7 +18,8 @@
 //! intact. Sizes are checked against the file length, with checked arithmetic, before anything
 //! is allocated. Any mismatch (including the older DPCAMAT1 format) is reported and the matrix
 //! regenerated. Files are written to a temporary name and renamed, so an interrupted write
-//! never leaves a valid-looking file.
+//! never leaves a valid-looking file. [`read_columns`] keeps only some columns (an MPI rank's)
+//! while the whole file still streams through the digest.
 
 use crate::util::atomic_write_with;
 use anyhow::{bail, Context, Result};

@@ -1,7 +1,8 @@
 //! Loading the real datasets of [`crate::data::datasets`]: [`load_dense`] and [`load_sparse`]
 //! read a split after checking every file's SHA-256, and [`dataset_matrix`] makes the n×m matrix
 //! a manifest asks for: verified load, the first m samples of the split, then the preprocessing
-//! steps in order.
+//! steps in order; [`ByteSamples`] gives that matrix's columns one at a time for datasets of
+//! byte values (what a rank of the MPI backend reads its own samples with).
 
 use super::datasets::{self, Format};
 use super::fetch;

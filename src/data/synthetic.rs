@@ -7,7 +7,8 @@
 //! same Q in exact arithmetic; X is so well conditioned (κ ≈ (1+√(n/m))/(1−√(n/m))) that the
 //! error is at rounding level — and never store X: A = (U Σ R⁻ᵀ) Xᵀ, with X regenerated block by
 //! block from its seed. Block work runs in parallel; sums are taken in a fixed order, so the
-//! result does not depend on the number of threads.
+//! result does not depend on the number of threads. [`svd_columns`] and [`gaussian_columns`]
+//! form only some columns, with the same bits (what a rank of the MPI backend holds).
 
 use super::uniform_matrix;
 use crate::linalg::{cholesky_upper, orth};

@@ -10,7 +10,7 @@ use dpca_bench::fed::Message;
 use dpca_bench::manifest;
 use dpca_bench::problem;
 use dpca_bench::run::Progress;
-use ndarray::{s, Array2};
+use ndarray::s;
 use std::ops::Range;
 use std::path::Path;
 
@@ -26,7 +26,7 @@ fn manifest(paper: &str, file: &str, method: &str, rest: &str) -> String {
 fn bits(a: DataMatrix) -> Vec<u64> {
     match a {
         DataMatrix::Dense(a) => a.iter().map(|v| v.to_bits()).collect(),
-        DataMatrix::Sparse(_) => panic!("synthetic data is dense"),
+        DataMatrix::Sparse(_) => panic!("compared as dense"),
     }
 }
 
@@ -45,7 +45,7 @@ fn load(dir: &Path, body: &str) -> manifest::Experiment {
 
 /// The instance's whole data, sizes and start that shares are compared with.
 struct Whole<'a> {
-    data: &'a Array2<f64>,
+    data: &'a DataMatrix,
     sizes: &'a [usize],
     start: Option<&'a Message>,
 }
@@ -81,8 +81,16 @@ fn compare_clients(
         assert_eq!(share.sizes, whole.sizes, "{at}");
         assert_eq!(share.lo, want.start, "{at}");
         assert_eq!(share.cols.m(), want.len(), "{at}");
-        let expect = DataMatrix::Dense(whole.data.slice(s![.., want]).to_owned());
-        assert!(bits(share.cols) == bits(expect), "{at}: columns differ");
+        match whole.data {
+            DataMatrix::Dense(a) => {
+                let expect = DataMatrix::Dense(a.slice(s![.., want]).to_owned());
+                assert!(bits(share.cols) == bits(expect), "{at}: columns differ");
+            }
+            sparse => {
+                let expect = sparse.select(&want.collect::<Vec<_>>());
+                assert!(share.cols == expect, "{at}: samples differ");
+            }
+        }
         if let Some(start) = whole.start {
             assert_eq!(parts(&share.start), parts(start), "{at}: start");
         }
@@ -105,11 +113,8 @@ fn check(what: &str, body: &str) {
     let warm = MatrixCache::new(dir.path().join("warm"));
     let cold = MatrixCache::new(dir.path().join("cold"));
     let inst = problem::build(point, SEED, &warm, dir.path(), &Progress::hidden()).unwrap();
-    let DataMatrix::Dense(data) = inst.data() else {
-        panic!("{what}: dense data")
-    };
     let whole = Whole {
-        data,
+        data: inst.data(),
         sizes: inst.sizes(),
         start: Some(inst.start()),
     };
@@ -259,11 +264,8 @@ fn dataset_columns_equal_the_arranged_matrix() {
         let mut rng = dpca_bench::seed::rng(SEED, &["partition", &key]);
         let (a, sizes) =
             partition::arrange(a, labels.as_deref(), &point.partition, &mut rng).unwrap();
-        let DataMatrix::Dense(data) = &a else {
-            panic!("dense")
-        };
         let whole = Whole {
-            data,
+            data: &a,
             sizes: &sizes,
             start: None,
         };
@@ -304,15 +306,101 @@ fn eigvec_dataset_shares_equal_the_built_instance() {
         let point = &exp.points[0];
         let cache = MatrixCache::new(root.join("cache"));
         let inst = problem::build(point, SEED, &cache, root, &Progress::hidden()).unwrap();
-        let DataMatrix::Dense(data) = inst.data() else {
-            panic!("dense")
-        };
         let whole = Whole {
-            data,
+            data: inst.data(),
             sizes: inst.sizes(),
             start: Some(inst.start()),
         };
         let what = format!("eigvec cifar-10 {steps} {scheme}");
         compare_clients(&what, point, root, &cache, &whole, std::iter::once(1..3));
+    }
+}
+
+/// An a9a folder (LIBSVM, 123 features, ±1 labels) with 9 and 6 random samples and their
+/// recorded SHA-256 (LIBSVM publishes none).
+fn fake_a9a(root: &Path) {
+    use sha2::{Digest, Sha256};
+    let dir = root.join("a9a");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut state = 999u64;
+    let mut next = |k: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % k
+    };
+    let mut sums = String::new();
+    for (name, count) in [("a9a", 9), ("a9a.t", 6)] {
+        let mut text = String::new();
+        for _ in 0..count {
+            text += if next(2) == 0 { "-1" } else { "+1" };
+            let mut f = 0;
+            loop {
+                f += 1 + next(30);
+                if f > 123 {
+                    break;
+                }
+                text += &format!(" {f}:{}", next(7) as f64 / 4.0 - 0.5);
+            }
+            text += "\n";
+        }
+        std::fs::write(dir.join(name), &text).unwrap();
+        sums += &format!("{:x}  {name}\n", Sha256::digest(text.as_bytes()));
+    }
+    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+}
+
+/// A LIBSVM dataset's share holds only the rank's rows, equal to the arranged matrix's (IID,
+/// even, the test file's rows after the training file's); under a Dirichlet partition (every
+/// label needed first) it is loaded whole, still equal.
+#[test]
+fn libsvm_rows_equal_the_arranged_matrix() {
+    use dpca_bench::data::{partition, prepare};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fake_a9a(root);
+    for (split, m, scheme) in [
+        ("all", 14, "\"iid\""),
+        ("all", 15, "\"even\""),
+        ("test", 6, "\"iid\""),
+        ("all", 15, "\"dirichlet\"\nalpha = 5.0"),
+    ] {
+        let rest = format!(
+            "[data]\ngenerator = \"dataset\"\ndataset = \"a9a\"\nsplit = \"{split}\"\n\
+             n = 123\nm = {m}\n[partition]\nscheme = {scheme}\nclients = 3\n[problem]\np = 2\n"
+        );
+        let exp = load(
+            root,
+            &manifest("faps", "000_87ac87c3d542a13b.txt", "ssi", &rest),
+        );
+        let point = &exp.points[0];
+        let (a, labels) = prepare::dataset_matrix(&point.data, root).unwrap();
+        assert!(a.is_sparse());
+        let key = point.data.cache_key();
+        let mut rng = dpca_bench::seed::rng(SEED, &["partition", &key]);
+        let (a, sizes) =
+            partition::arrange(a, labels.as_deref(), &point.partition, &mut rng).unwrap();
+        let whole = Whole {
+            data: &a,
+            sizes: &sizes,
+            start: None,
+        };
+        let what = format!("a9a {split} {m} {scheme}");
+        compare(
+            &what,
+            point,
+            root,
+            &MatrixCache::new(root.join("cache")),
+            &whole,
+        );
+        // Rows read alone: the share's reader applies (Dirichlet does not reach it).
+        let rows = prepare::sparse_samples(&point.data, root, &[2, 0]).unwrap();
+        assert!(rows.is_some(), "{what}");
+        if !by_row {
+            assert_eq!(
+                point.partition.scheme,
+                dpca_bench::manifest::Scheme::Dirichlet
+            );
+        }
     }
 }

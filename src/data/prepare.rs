@@ -135,17 +135,32 @@ pub fn load_bytes(root: &Path, name: &str, split: Split) -> Result<Option<Labele
 
 /// Load a sparse (LIBSVM) dataset after checking every file's SHA-256.
 pub fn load_sparse(root: &Path, name: &str, split: Split) -> Result<LabeledSparse> {
+    load_sparse_rows(root, name, split, &|_| true)
+}
+
+/// [`load_sparse`] keeping only the samples `keep` accepts (by index in the split, from 0) in
+/// `x`, and every sample's label ([`libsvm::read_libsvm_rows`]).
+pub fn load_sparse_rows(
+    root: &Path,
+    name: &str,
+    split: Split,
+    keep: &dyn Fn(usize) -> bool,
+) -> Result<LabeledSparse> {
     let ds = datasets::find(name)?;
     let Format::Libsvm { n_features } = ds.format else {
         bail!("{name} is dense: load it with load_dense");
     };
     let files = fetch::verified_files(root, ds)?;
-    let read = |k: usize| libsvm::read_libsvm(&files.dir.join(files.names[k]), Some(n_features));
+    let read = |k: usize, keep: &dyn Fn(usize) -> bool| {
+        libsvm::read_libsvm_rows(&files.dir.join(files.names[k]), Some(n_features), keep)
+    };
     match split {
-        Split::Train => read(0),
-        Split::Test => read(1),
+        Split::Train => read(0, keep),
+        Split::Test => read(1, keep),
         Split::All => {
-            let (a, b) = (read(0)?, read(1)?);
+            let a = read(0, keep)?;
+            let before = a.labels.len();
+            let b = read(1, &|j| keep(before + j))?;
             let mut labels = a.labels;
             labels.extend(b.labels);
             Ok(LabeledSparse {
@@ -154,6 +169,35 @@ pub fn load_sparse(root: &Path, name: &str, split: Split) -> Result<LabeledSpars
             })
         }
     }
+}
+
+/// Samples `wanted` (in that order, each among the first `spec.m`) of [`dataset_matrix`]'s
+/// matrix for a LIBSVM dataset without preprocessing, equal to them, holding only those
+/// samples' entries (the file is still read and checked whole); None for other data.
+pub fn sparse_samples(spec: &DataSpec, root: &Path, wanted: &[usize]) -> Result<Option<Csr>> {
+    if spec.generator == Generator::File || !spec.preprocess.is_empty() {
+        return Ok(None);
+    }
+    let (name, ds, split) = locate(spec, root)?;
+    if !matches!(ds.format, Format::Libsvm { .. }) {
+        return Ok(None);
+    }
+    let mut kept = vec![false; spec.m];
+    for &j in wanted {
+        match kept.get_mut(j) {
+            Some(k) => *k = true,
+            None => bail!("sample {j} of {name}'s first {}", spec.m),
+        }
+    }
+    let data = load_sparse_rows(root, name, split, &|j| kept.get(j) == Some(&true))?;
+    check_shape(spec, name, data.x.n_features(), data.labels.len())?;
+    // The kept samples are in file order: sample j is the rank(j)-th kept one.
+    let mut rank = vec![usize::MAX; spec.m];
+    for (r, j) in (0..spec.m).filter(|&j| kept[j]).enumerate() {
+        rank[j] = r;
+    }
+    let at: Vec<usize> = wanted.iter().map(|&j| rank[j]).collect();
+    Ok(Some(data.x.select(&at)))
 }
 
 /// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess; with their labels.

@@ -13,7 +13,7 @@ use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::data::{partition, prepare, synthetic};
 use crate::fed::Message;
-use crate::manifest::Point;
+use crate::manifest::{Point, Scheme};
 use crate::run::Progress;
 use crate::seed;
 use anyhow::Result;
@@ -283,8 +283,11 @@ fn svd_share(
     })
 }
 
-/// A share of a dataset read sample by sample ([`prepare::ByteSamples`]): None where that
-/// reader does not apply (the caller then loads the whole matrix).
+/// A share of a dataset read keeping only the rank's samples: byte values sample by sample
+/// ([`prepare::ByteSamples`]), or a LIBSVM file's rows ([`prepare::sparse_samples`]). None
+/// where neither applies (the caller then loads the whole matrix): other formats and steps, and
+/// LIBSVM data under a Dirichlet partition, which needs every label before it knows which rows
+/// to keep.
 fn dataset_share(
     point: &Point,
     run_seed: u64,
@@ -292,16 +295,23 @@ fn dataset_share(
     pick: Pick,
     start: &Message,
 ) -> Result<Option<Share>> {
-    let Some(samples) = prepare::ByteSamples::open(&point.data, data_dir)? else {
-        return Ok(None);
-    };
-    let (wanted, lo, sizes) = wanted_samples(point, run_seed, Some(samples.labels()), pick)?;
-    Ok(Some(Share {
+    let share = |(_, lo, sizes): (Vec<usize>, usize, Vec<usize>), cols| Share {
         sizes,
         lo,
-        cols: DataMatrix::Dense(samples.columns(&wanted)?),
+        cols,
         start: start.clone(),
-    }))
+    };
+    if let Some(samples) = prepare::ByteSamples::open(&point.data, data_dir)? {
+        let wanted = wanted_samples(point, run_seed, Some(samples.labels()), pick)?;
+        let cols = DataMatrix::Dense(samples.columns(&wanted.0)?);
+        return Ok(Some(share(wanted, cols)));
+    }
+    if point.partition.scheme == Scheme::Dirichlet {
+        return Ok(None);
+    }
+    let wanted = wanted_samples(point, run_seed, None, pick)?;
+    Ok(prepare::sparse_samples(&point.data, data_dir, &wanted.0)?
+        .map(|rows| share(wanted, DataMatrix::Sparse(rows))))
 }
 
 /// The data's cache key and seed for `run_seed`, as every family derives them.

@@ -305,10 +305,11 @@ fn start(point: &Point, run_seed: u64) -> Message {
 }
 
 /// A rank's share of `point`'s instance ([`super::share`]): synthetic columns are generated
-/// (or read from the cache) alone; a dataset of byte values with entrywise preprocessing is
-/// read keeping only the rank's samples in f64 ([`super::dataset_share`]); any other dataset
-/// or file is loaded whole, arranged and sliced (`standardize`, `zscore` and `unit_top` take
-/// statistics whose sums a rank cannot replay sample by sample with the same bits).
+/// (or read from the cache) alone; a dataset of byte values with entrywise preprocessing, or a
+/// LIBSVM file without preprocessing, is read keeping only the rank's samples
+/// ([`super::dataset_share`]); any other dataset or file is loaded whole, arranged and sliced
+/// (`standardize`, `zscore` and `unit_top` take statistics whose sums a rank cannot replay
+/// sample by sample with the same bits).
 pub(super) fn share(
     point: &Point,
     run_seed: u64,

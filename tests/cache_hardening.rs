@@ -254,3 +254,40 @@ fn old_format_file_is_regenerated() {
     assert_eq!((got, builds), (a.clone(), 1));
     assert_eq!(&std::fs::read(&path).unwrap()[..8], b"DPCAMAT2");
 }
+
+/// A rank's columns read from the cache equal the same columns of the whole matrix, bit for
+/// bit, in the order asked; any flipped byte (even in a column not read) is still rejected,
+/// and `get_columns` then answers None so that the rank builds its columns itself.
+#[test]
+fn column_reads_equal_the_slice_and_verify_the_whole_file() {
+    use dpca_bench::data::cache::read_columns;
+    let dir = tempfile::tempdir().unwrap();
+    let a = Array2::from_shape_fn((5, 9), |(i, j)| (i * 10 + j) as f64 / 7.0);
+    let path = dir.path().join("m.f64");
+    write_matrix(&path, KEY, &a).unwrap();
+    for wanted in [vec![3, 4, 5], vec![8, 0, 2], vec![], (0..9).collect()] {
+        let got = read_columns(&path, KEY, &wanted).unwrap();
+        assert_eq!(bits(&got), bits(&a.select(ndarray::Axis(1), &wanted)));
+    }
+    assert!(read_columns(&path, KEY, &[9]).is_err());
+    assert!(read_columns(&path, KEY, &[1, 1]).is_err());
+    assert!(read_columns(&path, "other key", &[1]).is_err());
+    let good = std::fs::read(&path).unwrap();
+    // Byte of column 7, entry 0: after the 32-byte header, the key and 7 columns of 5.
+    let at = 32 + KEY.len() + 7 * 5 * 8;
+    let mut bad = good.clone();
+    bad[at] ^= 1;
+    std::fs::write(&path, &bad).unwrap();
+    let e = format!("{:#}", read_columns(&path, KEY, &[0, 1]).unwrap_err());
+    assert!(e.contains("SHA-256") && e.contains("m.f64"), "{e}");
+    let cache = MatrixCache::new(dir.path());
+    let cached = cache.path("svd", KEY);
+    std::fs::write(&cached, &bad).unwrap();
+    assert!(cache.get_columns("svd", KEY, &[0]).is_none());
+    std::fs::write(&cached, &good).unwrap();
+    let got = cache.get_columns("svd", KEY, &[6, 2]).unwrap();
+    assert_eq!(bits(&got), bits(&a.select(ndarray::Axis(1), &[6, 2])));
+    assert!(MatrixCache::new(dir.path().join("none"))
+        .get_columns("svd", KEY, &[0])
+        .is_none());
+}

@@ -18,7 +18,8 @@
 //! intact. Sizes are checked against the file length, with checked arithmetic, before anything
 //! is allocated. Any mismatch (including the older DPCAMAT1 format) is reported and the matrix
 //! regenerated. Files are written to a temporary name and renamed, so an interrupted write
-//! never leaves a valid-looking file.
+//! never leaves a valid-looking file. [`read_columns`] keeps only some columns (an MPI rank's)
+//! while the whole file still streams through the digest.
 
 use crate::util::atomic_write_with;
 use anyhow::{bail, Context, Result};
@@ -34,7 +35,7 @@ const MAGIC_V1: &[u8; 8] = b"DPCAMAT1";
 /// Magic, rows, cols, key length.
 const HEADER: usize = 8 + 8 + 8 + 8;
 const DIGEST: usize = 32;
-/// Payload bytes hashed and written (or read) at a time.
+/// Payload bytes hashed and written at a time.
 const CHUNK: usize = 1 << 16;
 
 /// A folder of cached matrices, keyed by the full text of their spec.
@@ -75,6 +76,26 @@ impl MatrixCache {
             .with_context(|| format!("cannot create cache folder {}", self.dir.display()))?;
         write_matrix(&path, key, &a)?;
         Ok(a)
+    }
+}
+
+impl MatrixCache {
+    /// Columns `wanted` (in that order) of the matrix cached for `key`, read without holding
+    /// the others, the whole file still streamed through its SHA-256. None when no file is
+    /// cached; a file that cannot be used is reported on stderr and None returned, so that the
+    /// caller builds the columns itself (it does not rewrite the file: it lacks the others).
+    pub fn get_columns(&self, prefix: &str, key: &str, wanted: &[usize]) -> Option<Array2<f64>> {
+        let path = self.path(prefix, key);
+        if !path.exists() {
+            return None;
+        }
+        match read_columns(&path, key, wanted) {
+            Ok(a) => Some(a),
+            Err(e) => {
+                eprintln!("warning: unusable cache file: {e:#}; building the columns instead");
+                None
+            }
+        }
     }
 }
 
@@ -126,6 +147,18 @@ pub fn write_matrix(path: &Path, key: &str, a: &Array2<f64>) -> Result<()> {
 ///
 /// Every rejection names the file, the byte offset or field at fault and what was expected.
 pub fn read_matrix(path: &Path, key: &str) -> Result<Array2<f64>> {
+    read_stored(path, key, None)
+}
+
+/// Columns `wanted` (in that order, each at most once) of the matrix [`read_matrix`] would
+/// return, checked as it checks the file (the digest covers every byte, so the whole file is
+/// read), holding only the wanted columns.
+pub fn read_columns(path: &Path, key: &str, wanted: &[usize]) -> Result<Array2<f64>> {
+    read_stored(path, key, Some(wanted))
+}
+
+/// [`read_matrix`] (`wanted` None) or [`read_columns`].
+fn read_stored(path: &Path, key: &str, wanted: Option<&[usize]>) -> Result<Array2<f64>> {
     let name = path.display();
     let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
     let len = file
@@ -201,18 +234,31 @@ pub fn read_matrix(path: &Path, key: &str) -> Result<Array2<f64>> {
         );
     }
 
-    let mut data = Vec::with_capacity(rows * cols);
-    let mut buf = vec![0u8; CHUNK];
-    let mut left = rows * cols * 8;
-    while left > 0 {
-        let chunk = &mut buf[..left.min(CHUNK)];
-        read(chunk, "payload")?;
-        data.extend(
-            chunk
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().expect("8"))),
-        );
-        left -= chunk.len();
+    // Where each stored column goes in the result (usize::MAX: not kept).
+    let (kept, place) = match wanted {
+        None => (cols, (0..cols).collect::<Vec<_>>()),
+        Some(w) => {
+            let mut place = vec![usize::MAX; cols];
+            for (at, &j) in w.iter().enumerate() {
+                if j >= cols || place[j] != usize::MAX {
+                    bail!("{name}: column {j} asked for twice or beyond the matrix's {cols}");
+                }
+                place[j] = at;
+            }
+            (w.len(), place)
+        }
+    };
+    let mut data = vec![0.0; rows * kept];
+    // One column at a time: the payload is column-major.
+    let mut buf = vec![0u8; rows * 8];
+    for &at in &place {
+        read(&mut buf, "payload")?;
+        if at != usize::MAX {
+            let column = &mut data[at * rows..(at + 1) * rows];
+            for (v, c) in column.iter_mut().zip(buf.chunks_exact(8)) {
+                *v = f64::from_le_bytes(c.try_into().expect("8"));
+            }
+        }
     }
     let digest = hasher.finalize();
     let mut stored = [0u8; DIGEST];
@@ -225,7 +271,7 @@ pub fn read_matrix(path: &Path, key: &str) -> Result<Array2<f64>> {
             len - DIGEST as u64
         );
     }
-    column_major(rows, cols, data).with_context(|| format!("{name}: {rows}×{cols}"))
+    column_major(rows, kept, data).with_context(|| format!("{name}: {rows}×{cols}"))
 }
 
 fn column_major(rows: usize, cols: usize, data: Vec<f64>) -> Result<Array2<f64>> {

@@ -70,6 +70,29 @@ impl DataMatrix {
     }
 }
 
+/// [`Block::gram`] of a dense n×m matrix given block by block, `block(range)` returning those
+/// columns (n × len, column-major) or the error that ends the sum: the same products summed in the same order, so the same
+/// bits, holding one block and two n×n matrices at a time (groups one after the other; their
+/// sum is in group order either way).
+pub fn dense_gram_by_blocks(
+    n: usize,
+    m: usize,
+    mut block: impl FnMut(std::ops::Range<usize>) -> anyhow::Result<Array2<f64>>,
+) -> anyhow::Result<Array2<f64>> {
+    let chunks: Vec<usize> = (0..m.div_ceil(GRAM_BLOCK)).collect();
+    let per_group = chunks.len().div_ceil(GRAM_GROUPS).max(1);
+    let mut g = Array2::<f64>::zeros((n, n).f());
+    for group in chunks.chunks(per_group) {
+        let mut acc = Array2::<f64>::zeros((n, n).f());
+        for &c in group {
+            let b = block(c * GRAM_BLOCK..((c + 1) * GRAM_BLOCK).min(m))?;
+            ndarray::linalg::general_mat_mul(1.0, &b, &b.t(), 1.0, &mut acc);
+        }
+        g += &acc;
+    }
+    Ok(g)
+}
+
 /// Consecutive samples of a [`DataMatrix`]: a client's A_i, or all of A.
 #[derive(Clone, Copy, Debug)]
 pub enum Block<'a> {

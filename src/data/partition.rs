@@ -19,13 +19,28 @@ pub fn arrange(
     spec: &PartitionSpec,
     rng: &mut impl Rng,
 ) -> Result<(DataMatrix, Vec<usize>)> {
-    let m = a.m();
-    let order: Vec<usize> = match spec.scheme {
-        Scheme::Even | Scheme::Uneven => return Ok((a, spec.client_sizes(m))),
+    let (order, sizes) = order(a.m(), labels, spec, rng)?;
+    Ok(match order {
+        Some(order) => (a.select(&order), sizes),
+        None => (a, sizes),
+    })
+}
+
+/// The sample order [`arrange`] gives `m` samples, without the samples: None when it keeps
+/// the order; and the client sizes. Draws from `rng` exactly as [`arrange`] does, so a rank
+/// can find which original samples its clients hold before it builds any of them.
+pub fn order(
+    m: usize,
+    labels: Option<&[u32]>,
+    spec: &PartitionSpec,
+    rng: &mut impl Rng,
+) -> Result<(Option<Vec<usize>>, Vec<usize>)> {
+    match spec.scheme {
+        Scheme::Even | Scheme::Uneven => Ok((None, spec.client_sizes(m))),
         Scheme::Iid => {
             let mut idx: Vec<usize> = (0..m).collect();
             idx.shuffle(rng);
-            idx
+            Ok((Some(idx), spec.client_sizes(m)))
         }
         Scheme::Dirichlet => {
             let Some(labels) = labels else {
@@ -34,11 +49,9 @@ pub fn arrange(
             let alpha = spec.alpha.expect("validated: dirichlet has alpha");
             let groups = dirichlet_groups(&labels[..m], spec.clients, alpha, rng)?;
             let sizes = groups.iter().map(Vec::len).collect();
-            let order: Vec<usize> = groups.into_iter().flatten().collect();
-            return Ok((a.select(&order), sizes));
+            Ok((Some(groups.into_iter().flatten().collect()), sizes))
         }
-    };
-    Ok((a.select(&order), spec.client_sizes(m)))
+    }
 }
 
 /// Sample indices per client: every class is shuffled and cut in proportions ~ Dirichlet(α).

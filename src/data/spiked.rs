@@ -63,6 +63,33 @@ pub fn spiked(
     heterogeneous: bool,
     seed: u64,
 ) -> Result<Spiked> {
+    let x = samples(
+        n,
+        sizes,
+        spikes,
+        support,
+        heterogeneous,
+        seed,
+        0..sizes.len(),
+    )?;
+    Ok(Spiked {
+        x,
+        loadings: planted_loadings(n, spikes.len(), support)?,
+    })
+}
+
+/// The samples of clients `clients` only (of all clients' `sizes`), side by side: the same
+/// numbers as their columns of [`spiked`]'s `x`, since each client's samples (and, for
+/// heterogeneous data, its eigenvectors) come from its own stream.
+pub fn samples(
+    n: usize,
+    sizes: &[usize],
+    spikes: &[f64],
+    support: usize,
+    heterogeneous: bool,
+    seed: u64,
+    clients: std::ops::Range<usize>,
+) -> Result<Array2<f64>> {
     let k = spikes.len();
     let loadings = planted_loadings(n, k, support)?;
     let mut d = Array1::<f64>::ones(n);
@@ -74,10 +101,11 @@ pub fn spiked(
         let r = Array2::from_shape_fn((n, rest).f(), |_| rng.random::<f64>());
         eigenvectors(&loadings, r)
     });
-    let m: usize = sizes.iter().sum();
+    let m: usize = sizes[clients.clone()].iter().sum();
     let mut x = Array2::zeros((n, m).f());
     let mut at = 0;
-    for (c, &mc) in sizes.iter().enumerate() {
+    for c in clients {
+        let mc = sizes[c];
         let own;
         let v = match &shared {
             Some(v) => v,
@@ -97,7 +125,7 @@ pub fn spiked(
         x.slice_mut(s![.., at..at + mc]).assign(&v.dot(&g));
         at += mc;
     }
-    Ok(Spiked { x, loadings })
+    Ok(x)
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use crate::manifest::{Generator, Point};
 use crate::run::Progress;
 use crate::seed;
 use anyhow::{bail, Result};
-use ndarray::{s, Array1, Array2, ArrayView1, Axis, ShapeBuilder};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, ShapeBuilder};
 
 pub const REFERENCE: &str = "the leading eigenvector of Â = XXᵀ/N by LAPACK dsyevd (exact)";
 
@@ -167,26 +167,14 @@ impl EigvecInstance {
         task.set_message(format!("reference eigenvector for {key}"));
         let cov = Block::Dense(x.view()).gram() / n as f64;
         let eig = sym_eig_desc(cov.view())?;
-        let top = eig.values[0];
-        if top.is_nan() || top <= 0.0 {
-            bail!("the centred data is zero: no leading eigenvector");
-        }
+        let top = checked_top(&eig.values)?;
         x /= top.sqrt();
         let values = eig.values / top;
         let population = population.map(|p| Population {
             sigma: p.sigma / top,
             u: p.u,
         });
-        // Warm start: machine 1's leading eigenvector, its largest entry made positive.
-        let x1 = x.slice(s![.., ..sizes[0]]);
-        let a1 = x1.dot(&x1.t()) / sizes[0] as f64;
-        let mut w0 = sym_eig_desc(a1.view())?.vectors.column(0).to_owned();
-        let big = w0
-            .iter()
-            .fold(0.0f64, |b, v| if v.abs() > b.abs() { *v } else { b });
-        if big < 0.0 {
-            w0 *= -1.0;
-        }
+        let start = warm_start(x.slice(s![.., ..sizes[0]]))?;
         task.finish_and_clear();
         Ok(Self {
             x: DataMatrix::Dense(x),
@@ -194,12 +182,95 @@ impl EigvecInstance {
             values,
             vectors: eig.vectors,
             population,
-            // As `w` for the eigvec methods and `z` (n×1) for subspace methods at p = 1.
-            start: Message::new()
-                .with("w", w0.clone().insert_axis(Axis(1)))
-                .with("z", w0.insert_axis(Axis(1))),
+            start,
         })
     }
+}
+
+/// λ₁ of the centred data's covariance (eigenvalues descending), which must be positive.
+fn checked_top(values: &Array1<f64>) -> Result<f64> {
+    let top = values[0];
+    if top.is_nan() || top <= 0.0 {
+        bail!("the centred data is zero: no leading eigenvector");
+    }
+    Ok(top)
+}
+
+/// The warm start: the leading eigenvector of machine 1's A_1 (its samples `x1`, centred and
+/// rescaled), its largest entry made positive; as `w` for the eigvec methods and `z` (n×1)
+/// for subspace methods at p = 1.
+fn warm_start(x1: ArrayView2<f64>) -> Result<Message> {
+    let a1 = x1.dot(&x1.t()) / x1.ncols() as f64;
+    let mut w0 = sym_eig_desc(a1.view())?.vectors.column(0).to_owned();
+    let big = w0
+        .iter()
+        .fold(0.0f64, |b, v| if v.abs() > b.abs() { *v } else { b });
+    if big < 0.0 {
+        w0 *= -1.0;
+    }
+    Ok(Message::new()
+        .with("w", w0.clone().insert_axis(Axis(1)))
+        .with("z", w0.insert_axis(Axis(1))))
+}
+
+/// A rank's share of `point`'s instance ([`super::share`]). A dataset of byte values with
+/// entrywise preprocessing ([`prepare::ByteSamples`]) is read as bytes: the mean (summed in
+/// the partition's order, as [`prepare::center`] sums the arranged matrix), the covariance's
+/// Gram matrix (summed block by block as [`Block::gram`] sums it), λ₁ and machine 1's warm
+/// start are computed from it one block of samples at a time, and only the rank's samples and
+/// machine 1's are held in f64. Other data (the `eigengap` generator, whose samples come from
+/// one product over all of them; sparse or other datasets) is built whole and sliced.
+pub(super) fn share(
+    point: &Point,
+    run_seed: u64,
+    cache: &crate::data::cache::MatrixCache,
+    data_dir: &std::path::Path,
+    pick: super::Pick,
+) -> Result<super::Share> {
+    let spec = &point.data;
+    let samples = match spec.generator {
+        Generator::Dataset => prepare::ByteSamples::open(spec, data_dir)?,
+        _ => None,
+    };
+    let Some(samples) = samples else {
+        let inst = super::build(point, run_seed, cache, data_dir, &Progress::hidden())?;
+        let sizes = inst.sizes().to_vec();
+        return Ok(super::Share::slice(
+            inst.data(),
+            sizes,
+            inst.start().clone(),
+            pick,
+        ));
+    };
+    let (n, m) = (samples.n(), samples.m());
+    if n > MAX_FEATURES {
+        bail!("{n} features: the eigvec reference is a dense D×D eigendecomposition, D <= {MAX_FEATURES}");
+    }
+    let (key, _) = super::data_key(point, run_seed);
+    let mut rng = seed::rng(run_seed, &["partition", &key]);
+    let (order, sizes) = partition::order(m, Some(samples.labels()), &point.partition, &mut rng)?;
+    let order = order.unwrap_or_else(|| (0..m).collect());
+    let mut sum = Array1::<f64>::zeros(n);
+    for &j in &order {
+        sum += &samples.column(j);
+    }
+    let mean = (sum / m as f64).insert_axis(Axis(1));
+    // Columns `range` of the arranged, centred matrix.
+    let centred = |range: std::ops::Range<usize>| -> Result<Array2<f64>> {
+        Ok(samples.columns(&order[range])? - &mean)
+    };
+    let gram = crate::data::matrix::dense_gram_by_blocks(n, m, centred)?;
+    let eig = sym_eig_desc((gram / m as f64).view())?;
+    let scale = checked_top(&eig.values)?.sqrt();
+    let scaled = |range| -> Result<Array2<f64>> { Ok(centred(range)? / scale) };
+    let start = warm_start(scaled(0..sizes[0])?.view())?;
+    let cols = pick(&sizes);
+    Ok(super::Share {
+        lo: cols.start,
+        cols: DataMatrix::Dense(scaled(cols)?),
+        sizes,
+        start,
+    })
 }
 
 impl Instance for EigvecInstance {

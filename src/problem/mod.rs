@@ -11,11 +11,15 @@ pub mod subspace;
 
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
+use crate::data::{partition, prepare, synthetic};
 use crate::fed::Message;
-use crate::manifest::Point;
+use crate::manifest::{Point, Scheme};
 use crate::run::Progress;
+use crate::seed;
 use anyhow::Result;
+use ndarray::s;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 use std::path::Path;
 
 /// The problem families (`[problem] kind = "..."`).
@@ -177,4 +181,142 @@ pub fn build(
             point, run_seed, data_dir, progress,
         )?),
     })
+}
+
+/// What a rank of the MPI backend other than 0 holds of a point's instance: the columns its
+/// clients need and the common start, equal to the bit to what [`build`] makes, without the
+/// reference solution and, where the data allows it, without the other ranks' columns.
+pub struct Share {
+    /// Samples per client ([`Instance::sizes`]).
+    pub sizes: Vec<usize>,
+    /// The first column held.
+    pub lo: usize,
+    /// Columns `lo..` of the instance's data, in the partition's order.
+    pub cols: DataMatrix,
+    /// [`Instance::start`].
+    pub start: Message,
+}
+
+/// The columns a rank needs, given the client sizes.
+pub type Pick<'a> = &'a dyn Fn(&[usize]) -> Range<usize>;
+
+impl Share {
+    /// The columns `pick(sizes)` of data built whole (the fallback where a rank cannot build
+    /// a part alone). A dense copy keeps the column-major layout, so clients see the strides
+    /// they would see locally.
+    fn slice(data: &DataMatrix, sizes: Vec<usize>, start: Message, pick: Pick) -> Self {
+        let range = pick(&sizes);
+        let cols = match data {
+            DataMatrix::Dense(a) => DataMatrix::Dense(a.slice(s![.., range.clone()]).to_owned()),
+            sparse => sparse.select(&range.clone().collect::<Vec<_>>()),
+        };
+        Self {
+            sizes,
+            lo: range.start,
+            cols,
+            start,
+        }
+    }
+}
+
+/// The share `pick` asks of `point`'s instance for `run_seed` (see [`Share`]). Each family
+/// says what its ranks build alone, and builds the rest whole, then slices it.
+pub fn share(
+    point: &Point,
+    run_seed: u64,
+    cache: &MatrixCache,
+    data_dir: &Path,
+    pick: Pick,
+) -> Result<Share> {
+    match point.problem.kind {
+        Kind::Subspace => subspace::share(point, run_seed, cache, data_dir, pick),
+        Kind::Robust => robust::share(point, run_seed, pick),
+        Kind::Sparse => sparse::share(point, run_seed, cache, data_dir, pick),
+        Kind::Eigvec => eigvec::share(point, run_seed, cache, data_dir, pick),
+    }
+}
+
+/// The columns `pick` asks of `point`'s data: the original sample indices, in the partition's
+/// order, that [`partition::arrange`] puts at those columns (with the samples' `labels`, which
+/// a Dirichlet partition needs; synthetic data has none); the first column; the client sizes.
+fn wanted_samples(
+    point: &Point,
+    run_seed: u64,
+    labels: Option<&[u32]>,
+    pick: Pick,
+) -> Result<(Vec<usize>, usize, Vec<usize>)> {
+    let key = point.data.cache_key();
+    let mut rng = seed::rng(run_seed, &["partition", &key]);
+    let (order, sizes) = partition::order(point.data.m, labels, &point.partition, &mut rng)?;
+    let range = pick(&sizes);
+    let wanted = match order {
+        Some(order) => order[range.clone()].to_vec(),
+        None => range.clone().collect(),
+    };
+    Ok((wanted, range.start, sizes))
+}
+
+/// A share of the FAPS test matrix (generator "svd", shared by the subspace and sparse
+/// families through the cache): the columns from the cached matrix when rank 0 left it there
+/// (shared cache folder), else generated alone.
+fn svd_share(
+    point: &Point,
+    run_seed: u64,
+    cache: &MatrixCache,
+    pick: Pick,
+    start: Message,
+) -> Result<Share> {
+    let spec = &point.data;
+    let (wanted, lo, sizes) = wanted_samples(point, run_seed, None, pick)?;
+    let (key, data_seed) = data_key(point, run_seed);
+    let cols = match cache.get_columns("svd", &format!("{key}-seed{data_seed}"), &wanted) {
+        Some(a) => a,
+        None => {
+            synthetic::svd_columns(spec.n, spec.m, subspace::spectrum(spec), data_seed, &wanted)?
+        }
+    };
+    Ok(Share {
+        sizes,
+        lo,
+        cols: DataMatrix::Dense(cols),
+        start,
+    })
+}
+
+/// A share of a dataset read keeping only the rank's samples: byte values sample by sample
+/// ([`prepare::ByteSamples`]), or a LIBSVM file's rows ([`prepare::sparse_samples`]). None
+/// where neither applies (the caller then loads the whole matrix): other formats and steps, and
+/// LIBSVM data under a Dirichlet partition, which needs every label before it knows which rows
+/// to keep.
+fn dataset_share(
+    point: &Point,
+    run_seed: u64,
+    data_dir: &Path,
+    pick: Pick,
+    start: &Message,
+) -> Result<Option<Share>> {
+    let share = |(_, lo, sizes): (Vec<usize>, usize, Vec<usize>), cols| Share {
+        sizes,
+        lo,
+        cols,
+        start: start.clone(),
+    };
+    if let Some(samples) = prepare::ByteSamples::open(&point.data, data_dir)? {
+        let wanted = wanted_samples(point, run_seed, Some(samples.labels()), pick)?;
+        let cols = DataMatrix::Dense(samples.columns(&wanted.0)?);
+        return Ok(Some(share(wanted, cols)));
+    }
+    if point.partition.scheme == Scheme::Dirichlet {
+        return Ok(None);
+    }
+    let wanted = wanted_samples(point, run_seed, None, pick)?;
+    Ok(prepare::sparse_samples(&point.data, data_dir, &wanted.0)?
+        .map(|rows| share(wanted, DataMatrix::Sparse(rows))))
+}
+
+/// The data's cache key and seed for `run_seed`, as every family derives them.
+fn data_key(point: &Point, run_seed: u64) -> (String, u64) {
+    let key = point.data.cache_key();
+    let data_seed = seed::derive(run_seed, &["data", &key]);
+    (key, data_seed)
 }

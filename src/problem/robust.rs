@@ -74,6 +74,46 @@ pub fn planted(
     magnitude: Magnitude,
     rng: &mut impl Rng,
 ) -> Result<Planted> {
+    let (u0, v0) = factors_of_l0(n, m, r, rng);
+    let l0 = u0.dot(&v0.t());
+    let sv0 = factored_singular_values(u0.view(), v0.view())?;
+    let mut s0 = Array2::<f64>::zeros((n, m).f());
+    outliers(n, m, sparsity, magnitude, rng, |i, j, v| s0[[i, j]] = v);
+    Ok(Planted { l0, s0, sv0 })
+}
+
+/// Columns `cols` of M = L₀ + S₀ as [`planted`] draws them from the same `rng`, equal to
+/// them bit for bit, holding the factors (n×r, m×r) and those columns only. The outliers'
+/// positions are still drawn over all n·m entries, as `planted` draws them: at s ≳ 3% rand
+/// shuffles an index buffer of n·m u32 for that (half the f64 matrix, freed once drawn).
+pub fn planted_columns(
+    n: usize,
+    m: usize,
+    r: usize,
+    sparsity: f64,
+    magnitude: Magnitude,
+    rng: &mut impl Rng,
+    cols: std::ops::Range<usize>,
+) -> Array2<f64> {
+    let (u0, v0) = factors_of_l0(n, m, r, rng);
+    // The same GEMM as L₀ = U₀V₀ᵀ on fewer columns of V₀ᵀ (kept row-major, as V₀ᵀ is): OpenBLAS
+    // sums every entry over r in the same order whatever the column count (tested).
+    let v = crate::linalg::to_f_order(v0.slice(s![cols.clone(), ..]));
+    let mut part = Array2::zeros((n, cols.len()).f());
+    part.assign(&u0.dot(&v.t()));
+    // M = L₀ + S₀ entry by entry; where S₀ is 0 that adds +0.0, which only turns a −0.0 into
+    // +0.0, so add it too.
+    part.mapv_inplace(|x| x + 0.0);
+    outliers(n, m, sparsity, magnitude, rng, |i, j, v| {
+        if cols.contains(&j) {
+            part[[i, j - cols.start]] += v;
+        }
+    });
+    part
+}
+
+/// U₀ (n×r) then V₀ (m×r), iid N(0, 1), column-major.
+fn factors_of_l0(n: usize, m: usize, r: usize, rng: &mut impl Rng) -> (Array2<f64>, Array2<f64>) {
     let mut gauss = |rows: usize, cols: usize| {
         let v: Vec<f64> = (0..rows * cols)
             .map(|_| rng.sample::<f64, _>(StandardNormal))
@@ -81,21 +121,29 @@ pub fn planted(
         Array2::from_shape_vec((rows, cols).f(), v).expect("length matches shape")
     };
     let u0 = gauss(n, r);
-    let v0 = gauss(m, r);
-    let l0 = u0.dot(&v0.t());
-    let sv0 = factored_singular_values(u0.view(), v0.view())?;
+    (u0, gauss(m, r))
+}
+
+/// The round(s·n·m) outliers of S₀, at distinct uniformly random positions: `put(i, j, value)`
+/// for each, in the order they are drawn.
+fn outliers(
+    n: usize,
+    m: usize,
+    sparsity: f64,
+    magnitude: Magnitude,
+    rng: &mut impl Rng,
+    mut put: impl FnMut(usize, usize, f64),
+) {
     let count = (sparsity * (n * m) as f64).round() as usize;
     let scale = ((n * m) as f64).sqrt();
-    let mut s0 = Array2::<f64>::zeros((n, m).f());
     for idx in sample(rng, n * m, count) {
         let sign = if rng.random::<bool>() { 1.0 } else { -1.0 };
         let size = match magnitude {
             Magnitude::Sign => scale,
             Magnitude::Uniform => rng.random::<f64>() * scale,
         };
-        s0[[idx % n, idx / n]] = sign * size;
+        put(idx % n, idx / n, sign * size);
     }
-    Ok(Planted { l0, s0, sv0 })
 }
 
 /// σ(UVᵀ) from thin QRs of the factors: σ(R_U R_Vᵀ), O((n+m)k²).
@@ -133,6 +181,45 @@ pub fn support_f1(s: ArrayView2<f64>, s0: ArrayView2<f64>) -> f64 {
     2.0 * tp as f64 / (2 * tp + fp + fn_) as f64
 }
 
+/// The stream the planted problem of `point` is drawn from.
+fn planted_rng(point: &Point, run_seed: u64) -> impl Rng {
+    let (_, data_seed) = super::data_key(point, run_seed);
+    seed::rng(data_seed, &["planted"])
+}
+
+/// The common start of the shared factor: iid N(0, 1), unscaled, as the DCF-PCA authors' code
+/// draws it (methods that start elsewhere ignore it).
+fn start(point: &Point, run_seed: u64) -> Message {
+    let (n, p) = (point.data.n, point.problem.p);
+    let key = point.data.cache_key();
+    let mut rng = seed::rng(run_seed, &["u0", &key, &p.to_string()]);
+    let u0 = Array2::from_shape_fn((n, p).f(), |_| rng.sample::<f64, _>(StandardNormal));
+    Message::new().with("u", u0)
+}
+
+/// A rank's share of `point`'s instance ([`super::share`]): its columns of M drawn alone
+/// (the partition keeps the sample order), without L₀ and S₀ whole.
+pub(super) fn share(point: &Point, run_seed: u64, pick: super::Pick) -> Result<super::Share> {
+    let d = &point.data;
+    let sizes = point.partition.client_sizes(d.m);
+    let cols = pick(&sizes);
+    let part = planted_columns(
+        d.n,
+        d.m,
+        d.rank.expect("validated: robust data has a rank"),
+        d.sparsity.expect("validated: robust data has a sparsity"),
+        d.magnitude.unwrap_or_default(),
+        &mut planted_rng(point, run_seed),
+        cols.clone(),
+    );
+    Ok(super::Share {
+        sizes,
+        lo: cols.start,
+        cols: DataMatrix::Dense(part),
+        start: start(point, run_seed),
+    })
+}
+
 pub struct RobustInstance {
     m: DataMatrix,
     sizes: Vec<usize>,
@@ -143,31 +230,23 @@ pub struct RobustInstance {
 impl RobustInstance {
     pub fn build(point: &Point, run_seed: u64) -> Result<Self> {
         let d = &point.data;
-        let key = d.cache_key();
-        let data_seed = seed::derive(run_seed, &["data", &key]);
-        let r = d.rank.expect("validated: robust data has a rank");
         let truth = planted(
             d.n,
             d.m,
-            r,
+            d.rank.expect("validated: robust data has a rank"),
             d.sparsity.expect("validated: robust data has a sparsity"),
             d.magnitude.unwrap_or_default(),
-            &mut seed::rng(data_seed, &["planted"]),
+            &mut planted_rng(point, run_seed),
         )?;
         // Column-major, as DataMatrix::Dense is everywhere: clients take contiguous column blocks.
         let mut m = Array2::zeros((d.n, d.m).f());
         m.assign(&truth.l0);
         m += &truth.s0;
-        let p = point.problem.p;
-        // The common start of the shared factor: iid N(0, 1), unscaled, as the DCF-PCA authors'
-        // code draws it (methods that start elsewhere ignore it).
-        let mut rng = seed::rng(run_seed, &["u0", &key, &p.to_string()]);
-        let u0 = Array2::from_shape_fn((d.n, p).f(), |_| rng.sample::<f64, _>(StandardNormal));
         Ok(Self {
             m: DataMatrix::Dense(m),
             sizes: point.partition.client_sizes(d.m),
             truth,
-            start: Message::new().with("u", u0),
+            start: start(point, run_seed),
         })
     }
 
@@ -269,6 +348,28 @@ mod tests {
             assert!((full[i] - p.sv0[i]).abs() <= 1e-10 * full[0]);
         }
         assert!(full[3] <= 1e-12 * full[0]);
+    }
+
+    /// Any column range of M drawn alone equals those columns of L₀ + S₀ bit for bit: the
+    /// sub-GEMM sums as the whole one (widths 1 up to all, at sizes where OpenBLAS threads).
+    #[test]
+    fn planted_columns_equal_the_whole_matrix_columns() {
+        let (n, m, r) = (600, 700, 7);
+        let draw = || rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let p = planted(n, m, r, 0.05, Magnitude::Uniform, &mut draw()).unwrap();
+        let whole = &p.l0 + &p.s0;
+        for cols in [0..1, 5..6, 3..10, 0..m, 17..m, 350..351, 699..700, 8..8] {
+            let part =
+                planted_columns(n, m, r, 0.05, Magnitude::Uniform, &mut draw(), cols.clone());
+            let want = whole.slice(s![.., cols.clone()]);
+            assert!(
+                part.iter()
+                    .zip(want.iter())
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "columns {cols:?}"
+            );
+            assert_eq!(part.dim(), want.dim());
+        }
     }
 
     #[test]

@@ -293,6 +293,173 @@ pub fn projection_dist2(x: ArrayView2<f64>, z: ArrayView2<f64>) -> f64 {
     fro2(bbt.view()) + 2.0 * (&b.dot(&ete) * &b).sum() + fro2(ete.view())
 }
 
+/// Data of the family: the matrix, client sizes, planted loadings (synthetic data) and which
+/// features are original (not appended noise).
+type Data = (DataMatrix, Vec<usize>, Option<Array2<f64>>, Vec<bool>);
+
+/// The data of `point` for `run_seed`, arranged for its partition.
+fn data(
+    point: &Point,
+    run_seed: u64,
+    cache: &MatrixCache,
+    data_dir: &std::path::Path,
+) -> Result<Data> {
+    let spec = &point.data;
+    let (key, data_seed) = super::data_key(point, run_seed);
+    Ok(match spec.generator {
+        Generator::Spiked => {
+            let sizes = point.partition.client_sizes(spec.m);
+            let support = spec.support.expect("validated: spiked data has a support");
+            let loadings = spiked::planted_loadings(spec.n, spec.spikes.len(), support)?;
+            let x = spiked_clients(point, data_seed, &sizes, 0..sizes.len())?;
+            let original = (0..spec.n)
+                .map(|f| loadings.row(f).iter().any(|v| *v != 0.0))
+                .collect();
+            (DataMatrix::Dense(x), sizes, Some(loadings), original)
+        }
+        // FAPS's test matrices (23), shared with the subspace family through the cache.
+        Generator::Svd => {
+            let a = cache.get_or_build("svd", &format!("{key}-seed{data_seed}"), || {
+                synthetic::svd_matrix(spec.n, spec.m, super::subspace::spectrum(spec), data_seed)
+            })?;
+            let mut rng = seed::rng(run_seed, &["partition", &key]);
+            let (a, sizes) =
+                partition::arrange(DataMatrix::Dense(a), None, &point.partition, &mut rng)?;
+            (a, sizes, None, vec![true; spec.n])
+        }
+        Generator::Dataset | Generator::File => {
+            let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
+            let n0 = a.n();
+            let mut rng = seed::rng(run_seed, &["partition", &key]);
+            let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
+            let mut a = match (a, spec.noise_features) {
+                (DataMatrix::Dense(d), Some(count)) => DataMatrix::Dense(augment::append_noise(
+                    &d,
+                    count,
+                    spec.noise.unwrap_or(Noise::Uniform),
+                    &sizes,
+                    data_seed,
+                )),
+                (DataMatrix::Sparse(_), Some(_)) => {
+                    bail!("noise features are appended to dense datasets only")
+                }
+                (a, None) => a,
+            };
+            let name = spec.dataset.as_deref().or(spec.source.as_deref());
+            let name = name.unwrap_or("dataset");
+            prepare::preprocess(&mut a, &spec.after_noise, name)?;
+            let original = (0..a.n()).map(|f| f < n0).collect();
+            (a, sizes, None, original)
+        }
+        other => bail!("generator `{other}` does not make sparse-PCA data"),
+    })
+}
+
+/// The spiked samples of clients `clients` (of `sizes`), side by side, each client's block
+/// divided by √m_c under `covariance_scale`.
+fn spiked_clients(
+    point: &Point,
+    data_seed: u64,
+    sizes: &[usize],
+    clients: std::ops::Range<usize>,
+) -> Result<Array2<f64>> {
+    let spec = &point.data;
+    let support = spec.support.expect("validated: spiked data has a support");
+    let mut x = spiked::samples(
+        spec.n,
+        sizes,
+        &spec.spikes,
+        support,
+        spec.heterogeneous,
+        data_seed,
+        clients.clone(),
+    )?;
+    if spec.covariance_scale {
+        let mut at = 0;
+        for &mc in &sizes[clients] {
+            let mut block = x.slice_mut(s![.., at..at + mc]);
+            block /= (mc as f64).sqrt();
+            at += mc;
+        }
+    }
+    Ok(x)
+}
+
+/// The common start (public, from the run's seed): random orthonormal n×r, and μ when DSSAL1's
+/// model is set. The paper's methods draw their own per-client starts and use only its shape.
+fn start(point: &Point, run_seed: u64) -> Message {
+    let (n, r) = (point.data.n, point.problem.p);
+    let key = point.data.cache_key();
+    let z0 = crate::linalg::orth(
+        crate::data::uniform_matrix(
+            n,
+            r,
+            &mut seed::rng(run_seed, &["z0", &key, &r.to_string()]),
+        )
+        .view(),
+    );
+    let start = Message::new().with("z", z0);
+    match point.problem.mu {
+        Some(mu) => start.with_scalar("mu", mu),
+        None => start,
+    }
+}
+
+/// A rank's share of `point`'s instance ([`super::share`]): spiked samples of its clients
+/// alone, FAPS's matrix by columns, a dataset as the subspace family reads it when no noise
+/// features are appended; otherwise the data is built whole, arranged and sliced.
+pub(super) fn share(
+    point: &Point,
+    run_seed: u64,
+    cache: &MatrixCache,
+    data_dir: &std::path::Path,
+    pick: super::Pick,
+) -> Result<super::Share> {
+    let spec = &point.data;
+    match spec.generator {
+        Generator::Spiked => {
+            let sizes = point.partition.client_sizes(spec.m);
+            let cols = pick(&sizes);
+            // The clients whose samples overlap the columns asked for, and where they start.
+            let ends: Vec<usize> = sizes
+                .iter()
+                .scan(0, |at, &mc| {
+                    *at += mc;
+                    Some(*at)
+                })
+                .collect();
+            let first = ends.partition_point(|&e| e <= cols.start);
+            let last = ends.partition_point(|&e| e < cols.end).min(sizes.len());
+            let clients = first..if cols.is_empty() { first } else { last + 1 };
+            let from = ends[..first].last().copied().unwrap_or(0);
+            let (_, data_seed) = super::data_key(point, run_seed);
+            let x = spiked_clients(point, data_seed, &sizes, clients)?;
+            let part = x
+                .slice(s![.., cols.start - from..cols.end - from])
+                .to_owned();
+            Ok(super::Share {
+                sizes,
+                lo: cols.start,
+                cols: DataMatrix::Dense(part),
+                start: start(point, run_seed),
+            })
+        }
+        Generator::Svd => super::svd_share(point, run_seed, cache, pick, start(point, run_seed)),
+        _ => {
+            let start = start(point, run_seed);
+            // Appended noise and the steps after it are not read sample by sample.
+            if spec.noise_features.is_none() && spec.after_noise.is_empty() {
+                if let Some(share) = super::dataset_share(point, run_seed, data_dir, pick, &start)?
+                {
+                    return Ok(share);
+                }
+            }
+            let (a, sizes, ..) = data(point, run_seed, cache, data_dir)?;
+            Ok(super::Share::slice(&a, sizes, start, pick))
+        }
+    }
+}
+
 impl SparseInstance {
     pub fn build(
         point: &Point,
@@ -301,79 +468,9 @@ impl SparseInstance {
         data_dir: &std::path::Path,
         progress: &Progress,
     ) -> Result<Self> {
-        let spec = &point.data;
-        let key = spec.cache_key();
-        let data_seed = seed::derive(run_seed, &["data", &key]);
+        let key = point.data.cache_key();
         let task = progress.task(&format!("data {key}"));
-        let (x, sizes, planted, original) = match spec.generator {
-            Generator::Spiked => {
-                let sizes = point.partition.client_sizes(spec.m);
-                let support = spec.support.expect("validated: spiked data has a support");
-                let mut d = spiked::spiked(
-                    spec.n,
-                    &sizes,
-                    &spec.spikes,
-                    support,
-                    spec.heterogeneous,
-                    data_seed,
-                )?;
-                if spec.covariance_scale {
-                    let mut at = 0;
-                    for &mc in &sizes {
-                        let mut block = d.x.slice_mut(s![.., at..at + mc]);
-                        block /= (mc as f64).sqrt();
-                        at += mc;
-                    }
-                }
-                let original = (0..spec.n)
-                    .map(|f| d.loadings.row(f).iter().any(|v| *v != 0.0))
-                    .collect();
-                (DataMatrix::Dense(d.x), sizes, Some(d.loadings), original)
-            }
-            // FAPS's test matrices (23), shared with the subspace family through the cache.
-            Generator::Svd => {
-                let a = cache.get_or_build("svd", &format!("{key}-seed{data_seed}"), || {
-                    synthetic::svd_matrix(
-                        spec.n,
-                        spec.m,
-                        super::subspace::spectrum(spec),
-                        data_seed,
-                    )
-                })?;
-                let mut rng = seed::rng(run_seed, &["partition", &key]);
-                let (a, sizes) =
-                    partition::arrange(DataMatrix::Dense(a), None, &point.partition, &mut rng)?;
-                (a, sizes, None, vec![true; spec.n])
-            }
-            Generator::Dataset | Generator::File => {
-                let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
-                let n0 = a.n();
-                let mut rng = seed::rng(run_seed, &["partition", &key]);
-                let (a, sizes) =
-                    partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
-                let mut a = match (a, spec.noise_features) {
-                    (DataMatrix::Dense(d), Some(count)) => {
-                        DataMatrix::Dense(augment::append_noise(
-                            &d,
-                            count,
-                            spec.noise.unwrap_or(Noise::Uniform),
-                            &sizes,
-                            data_seed,
-                        ))
-                    }
-                    (DataMatrix::Sparse(_), Some(_)) => {
-                        bail!("noise features are appended to dense datasets only")
-                    }
-                    (a, None) => a,
-                };
-                let name = spec.dataset.as_deref().or(spec.source.as_deref());
-                let name = name.unwrap_or("dataset");
-                prepare::preprocess(&mut a, &spec.after_noise, name)?;
-                let original = (0..a.n()).map(|f| f < n0).collect();
-                (a, sizes, None, original)
-            }
-            other => bail!("generator `{other}` does not make sparse-PCA data"),
-        };
+        let (x, sizes, planted, original) = data(point, run_seed, cache, data_dir)?;
         if x.n() > MAX_FEATURES {
             bail!(
                 "{} features: the sparse family's metrics use the n×n Gram matrix, n <= {MAX_FEATURES}",
@@ -383,22 +480,11 @@ impl SparseInstance {
         task.set_message(format!("PCA reference for {key}"));
         let gram = x.view().gram();
         let eig = sym_eig_desc(gram.view())?;
-        let r = point.problem.p;
-        // The common start (public, from the run's seed): random orthonormal n×r. The paper's
-        // methods draw their own per-client starts and use only its shape.
-        let z0 = crate::linalg::orth(
-            crate::data::uniform_matrix(
-                spec.n,
-                r,
-                &mut seed::rng(run_seed, &["z0", &key, &r.to_string()]),
-            )
-            .view(),
-        );
-        let mut start = Message::new().with("z", z0.clone());
+        let start = start(point, run_seed);
+        let z0 = start.get("z")?.clone();
         let model = match point.problem.mu {
             Some(mu) => {
                 task.set_message(format!("centralised ManPG reference for {key}, μ = {mu}"));
-                start = start.with_scalar("mu", mu);
                 // ManPG's step is 1/λ₁(AAᵀ): zero data (or non-finite values) has none.
                 let top = eig.values[0];
                 if !(top.is_finite() && top > 0.0) {

@@ -241,48 +241,104 @@ impl SubspaceInstance {
         data_dir: &std::path::Path,
         progress: &Progress,
     ) -> Result<Self> {
-        let spec = &point.data;
-        let key = spec.cache_key();
-        let data_seed = seed::derive(run_seed, &["data", &key]);
-        let full_key = format!("{key}-seed{data_seed}");
+        let key = point.data.cache_key();
         let task = progress.task(&format!("data {key} (generated or loaded, then cached)"));
-        let (a, labels) = match spec.generator {
-            Generator::Svd => {
-                let a = cache.get_or_build("svd", &full_key, || {
-                    synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
-                })?;
-                (DataMatrix::Dense(a), None)
-            }
-            // Cheaper to draw again than to read back: not cached.
-            Generator::Gaussian => (
-                DataMatrix::Dense(synthetic::gaussian_matrix(spec.n, spec.m, data_seed)?),
-                None,
-            ),
-            // Real data is read (and its checksums verified) on every run, not cached.
-            Generator::Dataset | Generator::File => prepare::dataset_matrix(spec, data_dir)?,
-            other => anyhow::bail!("generator `{other}` does not make subspace data"),
-        };
-        // The sample order does not change AAᵀ, so the cached reference stays valid.
-        let mut rng = seed::rng(run_seed, &["partition", &key]);
-        let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
-        let p = point.problem.p;
+        let (a, sizes) = data(point, run_seed, cache, data_dir)?;
         task.set_message(format!("reference for {key} (computed once, then cached)"));
-        let reference = Reference::build(a.view(), p, cache, &full_key)?;
+        let (_, data_seed) = super::data_key(point, run_seed);
+        let full_key = format!("{key}-seed{data_seed}");
+        let reference = Reference::build(a.view(), point.problem.p, cache, &full_key)?;
         task.finish_and_clear();
-        let z0 = orth(
-            uniform_matrix(
-                spec.n,
-                p,
-                &mut seed::rng(run_seed, &["z0", &key, &p.to_string()]),
-            )
-            .view(),
-        );
         Ok(Self {
             a,
             sizes,
             reference,
-            start: Message::new().with("z", z0),
+            start: start(point, run_seed),
         })
+    }
+}
+
+/// The data of `point` for `run_seed`, arranged for its partition, and the client sizes.
+fn data(
+    point: &Point,
+    run_seed: u64,
+    cache: &MatrixCache,
+    data_dir: &std::path::Path,
+) -> Result<(DataMatrix, Vec<usize>)> {
+    let spec = &point.data;
+    let (key, data_seed) = super::data_key(point, run_seed);
+    let full_key = format!("{key}-seed{data_seed}");
+    let (a, labels) = match spec.generator {
+        Generator::Svd => {
+            let a = cache.get_or_build("svd", &full_key, || {
+                synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
+            })?;
+            (DataMatrix::Dense(a), None)
+        }
+        // Cheaper to draw again than to read back: not cached.
+        Generator::Gaussian => (
+            DataMatrix::Dense(synthetic::gaussian_matrix(spec.n, spec.m, data_seed)?),
+            None,
+        ),
+        // Real data is read (and its checksums verified) on every run, not cached.
+        Generator::Dataset | Generator::File => prepare::dataset_matrix(spec, data_dir)?,
+        other => anyhow::bail!("generator `{other}` does not make subspace data"),
+    };
+    // The sample order does not change AAᵀ, so the cached reference stays valid.
+    let mut rng = seed::rng(run_seed, &["partition", &key]);
+    partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)
+}
+
+/// The common start Z⁽⁰⁾: random orthonormal n×p from the run's seed.
+fn start(point: &Point, run_seed: u64) -> Message {
+    let (n, p) = (point.data.n, point.problem.p);
+    let key = point.data.cache_key();
+    let z0 = orth(
+        uniform_matrix(
+            n,
+            p,
+            &mut seed::rng(run_seed, &["z0", &key, &p.to_string()]),
+        )
+        .view(),
+    );
+    Message::new().with("z", z0)
+}
+
+/// A rank's share of `point`'s instance ([`super::share`]): synthetic columns are generated
+/// (or read from the cache) alone; a dataset of byte values with entrywise preprocessing, or a
+/// LIBSVM file without preprocessing, is read keeping only the rank's samples
+/// ([`super::dataset_share`]); any other dataset or file is loaded whole, arranged and sliced
+/// (`standardize`, `zscore` and `unit_top` take statistics whose sums a rank cannot replay
+/// sample by sample with the same bits).
+pub(super) fn share(
+    point: &Point,
+    run_seed: u64,
+    cache: &MatrixCache,
+    data_dir: &std::path::Path,
+    pick: super::Pick,
+) -> Result<super::Share> {
+    let spec = &point.data;
+    match spec.generator {
+        Generator::Svd => super::svd_share(point, run_seed, cache, pick, start(point, run_seed)),
+        Generator::Gaussian => {
+            let (wanted, lo, sizes) = super::wanted_samples(point, run_seed, None, pick)?;
+            let (_, data_seed) = super::data_key(point, run_seed);
+            let cols = synthetic::gaussian_columns(spec.n, spec.m, data_seed, &wanted)?;
+            Ok(super::Share {
+                sizes,
+                lo,
+                cols: DataMatrix::Dense(cols),
+                start: start(point, run_seed),
+            })
+        }
+        _ => {
+            let start = start(point, run_seed);
+            if let Some(share) = super::dataset_share(point, run_seed, data_dir, pick, &start)? {
+                return Ok(share);
+            }
+            let (a, sizes) = data(point, run_seed, cache, data_dir)?;
+            Ok(super::Share::slice(&a, sizes, start, pick))
+        }
     }
 }
 

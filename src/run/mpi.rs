@@ -2,12 +2,12 @@
 //! ranks ([`start`]); every other rank runs [`worker`], which builds its clients for each run
 //! rank 0 starts and serves them (see [`crate::fed::mpi`] for the protocol).
 //!
-//! A rank builds the experiment's data as rank 0 does (generation is deterministic, reading a
-//! dataset or the cache gives the same bits), keeps only the columns of its own clients, and
-//! drops the rest; it needs the manifest, and a cache or dataset folder, at the same paths as
-//! rank 0.
+//! A rank builds only its share of the experiment's data ([`problem::share`]): the columns of
+//! its own clients, equal to the bit to rank 0's (generation is deterministic, reading a
+//! dataset or the cache gives the same bits), and never the reference solution. It needs the
+//! manifest, and a cache or dataset folder, at the same paths as rank 0.
 
-use super::{client_sizes, fingerprint, method_seed, Options, Progress};
+use super::{client_sizes, fingerprint, method_seed, Options};
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::fed::mpi::{clients_of, Command, Ended, MpiNetwork, Reply, Worker};
@@ -16,8 +16,8 @@ use crate::manifest::{self, Experiment, MethodSpec, Point};
 use crate::methods::{registry, Server};
 use crate::problem;
 use anyhow::{anyhow, bail, Context, Result};
-use ndarray::s;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 use std::path::PathBuf;
 
 /// What rank 0 tells the other ranks to start a run: enough to rebuild its data and clients,
@@ -71,7 +71,7 @@ struct Held {
     key: (PathBuf, String, String, u64),
     exp: Experiment,
     /// The columns `lo..` of the data this rank's clients need, for every method of the
-    /// manifest (all of them on the rank holding a centralised method's one client).
+    /// manifest ([`columns_needed`]).
     lo: usize,
     cols: DataMatrix,
     /// Samples per client of the distributed methods.
@@ -80,38 +80,20 @@ struct Held {
 }
 
 impl Held {
-    /// Build the data of `job` as rank 0 did and keep this rank's columns.
+    /// Build this rank's share of `job`'s data ([`problem::share`]): the columns its clients
+    /// need for every method of the manifest, not the reference solution.
     fn load(job: &Job, opts: &Options, rank: i32, ranks: i32) -> Result<Self> {
         let exp = manifest::load(&job.manifest, &job.profile)?;
         let point = find_point(&exp, &job.point)?;
         let cache = MatrixCache::new(&opts.cache_dir);
-        let inst = problem::build(point, job.seed, &cache, &opts.data_dir, &Progress::hidden())?;
-        let sizes = inst.sizes().to_vec();
-        let (mut lo, mut hi) = (usize::MAX, 0);
-        for m in &exp.methods {
-            let Some(entry) = registry::lookup(&m.name) else {
-                continue;
-            };
-            let s = client_sizes(entry, &sizes);
-            let mine = clients_of(rank, s.len(), ranks);
-            if !mine.is_empty() {
-                lo = lo.min(s[..mine.start].iter().sum());
-                hi = hi.max(s[..mine.end].iter().sum());
-            }
-        }
-        let lo = lo.min(hi);
-        // A dense copy keeps the column-major layout, so clients see the strides they would
-        // see locally.
-        let cols = match inst.data() {
-            DataMatrix::Dense(a) => DataMatrix::Dense(a.slice(s![.., lo..hi]).to_owned()),
-            sparse => sparse.select(&(lo..hi).collect::<Vec<_>>()),
-        };
+        let pick = |sizes: &[usize]| columns_needed(&exp, sizes, rank, ranks);
+        let share = problem::share(point, job.seed, &cache, &opts.data_dir, &pick)?;
         Ok(Self {
             key: key_of(job),
-            lo,
-            cols,
-            sizes,
-            start: inst.start().clone(),
+            lo: share.lo,
+            cols: share.cols,
+            sizes: share.sizes,
+            start: share.start,
             exp,
         })
     }
@@ -162,6 +144,25 @@ impl Held {
         };
         Ok((entry.clients)(&m.resolved, start, &sizes, blocks).map_err(|e| format!("{e:#}")))
     }
+}
+
+/// The columns `rank`'s clients hold, over every method of `exp`, for client sizes `sizes`
+/// (all of them on the rank holding a centralised method's one client; none on a rank
+/// without clients).
+fn columns_needed(exp: &Experiment, sizes: &[usize], rank: i32, ranks: i32) -> Range<usize> {
+    let (mut lo, mut hi) = (usize::MAX, 0);
+    for m in &exp.methods {
+        let Some(entry) = registry::lookup(&m.name) else {
+            continue;
+        };
+        let s = client_sizes(entry, sizes);
+        let mine = clients_of(rank, s.len(), ranks);
+        if !mine.is_empty() {
+            lo = lo.min(s[..mine.start].iter().sum());
+            hi = hi.max(s[..mine.end].iter().sum());
+        }
+    }
+    lo.min(hi)..hi
 }
 
 fn key_of(job: &Job) -> (PathBuf, String, String, u64) {

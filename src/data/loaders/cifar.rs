@@ -5,7 +5,7 @@
 //! 1024 green, 1024 blue, each channel a 32×32 image in row-major order; we keep that order.
 
 use super::open::read_bytes;
-use super::{column_major, Labeled};
+use super::{Labeled, LabeledBytes};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -23,21 +23,36 @@ pub enum Cifar100Label {
 
 /// One CIFAR-10 batch file (e.g. data_batch_1.bin, test_batch.bin).
 pub fn read_cifar10(path: &Path) -> Result<Labeled> {
-    read_records(path, 1, 0)
+    read_records(path, 1, 0)?.to_labeled()
 }
 
 /// CIFAR-10 batch files side by side, in the order given.
 pub fn read_cifar10_batches(paths: &[&Path]) -> Result<Labeled> {
-    Labeled::concat(
+    read_cifar10_batches_bytes(paths)?.to_labeled()
+}
+
+/// CIFAR-10 batch files side by side, in the order given, pixels as bytes.
+pub fn read_cifar10_batches_bytes(paths: &[&Path]) -> Result<LabeledBytes> {
+    LabeledBytes::concat(
         paths
             .iter()
-            .map(|p| read_cifar10(p))
+            .map(|p| read_records(p, 1, 0))
             .collect::<Result<_>>()?,
     )
 }
 
+/// One CIFAR-10 batch file, pixels as bytes.
+pub fn read_cifar10_bytes(path: &Path) -> Result<LabeledBytes> {
+    read_records(path, 1, 0)
+}
+
 /// One CIFAR-100 file (train.bin, test.bin) with the chosen label.
 pub fn read_cifar100(path: &Path, label: Cifar100Label) -> Result<Labeled> {
+    read_cifar100_bytes(path, label)?.to_labeled()
+}
+
+/// One CIFAR-100 file with the chosen label, pixels as bytes.
+pub fn read_cifar100_bytes(path: &Path, label: Cifar100Label) -> Result<LabeledBytes> {
     match label {
         Cifar100Label::Coarse => read_records(path, 2, 0),
         Cifar100Label::Fine => read_records(path, 2, 1),
@@ -46,7 +61,7 @@ pub fn read_cifar100(path: &Path, label: Cifar100Label) -> Result<Labeled> {
 
 /// Records of `label_bytes` labels then PIXELS pixels; `pick` selects the label returned,
 /// and every label byte is checked against its range.
-fn read_records(path: &Path, label_bytes: usize, pick: usize) -> Result<Labeled> {
+fn read_records(path: &Path, label_bytes: usize, pick: usize) -> Result<LabeledBytes> {
     let (bytes, kind) = read_bytes(path)?;
     let at = kind.offsets_note();
     let name = path.display();
@@ -81,10 +96,11 @@ fn read_records(path: &Path, label_bytes: usize, pick: usize) -> Result<Labeled>
             }
         }
         labels.push(u32::from(rec[pick]));
-        data.extend(rec[label_bytes..].iter().map(|&b| f64::from(b)));
+        data.extend_from_slice(&rec[label_bytes..]);
     }
-    Ok(Labeled {
-        x: column_major(PIXELS, count, data)?,
+    Ok(LabeledBytes {
+        n: PIXELS,
+        bytes: data,
         labels,
     })
 }

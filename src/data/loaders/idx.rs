@@ -5,7 +5,7 @@
 //! Images are magic 2051 (count × rows × cols), labels magic 2049 (count).
 
 use super::open::{open_text, read_up_to, Compression};
-use super::{column_major, Labeled};
+use super::{column_major, Labeled, LabeledBytes};
 use anyhow::{bail, Context, Result};
 use ndarray::Array2;
 use std::io::Read;
@@ -32,19 +32,25 @@ pub fn read_labels(path: &Path) -> Result<Vec<u32>> {
 
 /// An image file and its label file; their counts must agree.
 pub fn read_pair(images: &Path, labels: &Path) -> Result<Labeled> {
-    let x = read_images(images)?;
+    read_pair_bytes(images, labels)?.to_labeled()
+}
+
+/// [`read_pair`] with the pixels as bytes (each image's pixels contiguous, as in the file).
+pub fn read_pair_bytes(images: &Path, labels: &Path) -> Result<LabeledBytes> {
+    let (dims, bytes) = read_idx(images, IMAGES_MAGIC)?;
     let labels_v = read_labels(labels)?;
-    if x.ncols() != labels_v.len() {
+    if dims[0] != labels_v.len() {
         bail!(
             "{} holds {} images but {} holds {} labels",
             images.display(),
-            x.ncols(),
+            dims[0],
             labels.display(),
             labels_v.len()
         );
     }
-    Ok(Labeled {
-        x,
+    Ok(LabeledBytes {
+        n: dims[1] * dims[2],
+        bytes,
         labels: labels_v,
     })
 }

@@ -21,10 +21,23 @@ const MAX_LINE: u64 = 1 << 30;
 /// Read a LIBSVM file. `n_features`: the declared feature count (indices above it are an
 /// error); None takes the largest index found.
 pub fn read_libsvm(path: &Path, n_features: Option<usize>) -> Result<LabeledSparse> {
+    read_libsvm_rows(path, n_features, &|_| true)
+}
+
+/// [`read_libsvm`] keeping only the samples `keep` accepts (by index in the file, from 0) in
+/// `x`, in file order, and every sample's label: every line is still parsed and checked, and
+/// labels mapped as the whole file asks, but the other samples' entries are dropped as soon as
+/// they are read (what a rank of the MPI backend holds of a large file).
+pub fn read_libsvm_rows(
+    path: &Path,
+    n_features: Option<usize>,
+    keep: &dyn Fn(usize) -> bool,
+) -> Result<LabeledSparse> {
     let (mut reader, kind) = open_text(path)?;
     let mut p = Parser {
         path,
         kind,
+        keep,
         declared: n_features,
         line_no: 0,
         line_start: 0,
@@ -67,6 +80,8 @@ pub fn read_libsvm(path: &Path, n_features: Option<usize>) -> Result<LabeledSpar
 struct Parser<'a> {
     path: &'a Path,
     kind: Compression,
+    /// Which samples' entries to keep.
+    keep: &'a dyn Fn(usize) -> bool,
     declared: Option<usize>,
     line_no: u64,
     /// Byte offset of the current line in the (decoded) content.
@@ -154,7 +169,12 @@ impl Parser<'_> {
             self.sort_row(row_start)?;
         }
         self.drop_zeros(row_start);
-        self.indptr.push(self.indices.len());
+        if (self.keep)(self.labels.len() - 1) {
+            self.indptr.push(self.indices.len());
+        } else {
+            self.indices.truncate(row_start);
+            self.values.truncate(row_start);
+        }
         Ok(())
     }
 

@@ -56,6 +56,58 @@ impl Labeled {
     }
 }
 
+/// Dense samples whose values are bytes (IDX images, CIFAR pixels), as the files hold them:
+/// sample j's `n` values are `bytes[j·n..(j+1)·n]`. An eighth of the f64 matrix, which is what
+/// a rank of the MPI backend keeps while it picks its own samples ([`Labeled`] is this made f64).
+#[derive(Debug, Clone)]
+pub struct LabeledBytes {
+    pub n: usize,
+    pub bytes: Vec<u8>,
+    pub labels: Vec<u32>,
+}
+
+impl LabeledBytes {
+    pub fn samples(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Sample `j`'s values as f64.
+    pub fn column(&self, j: usize) -> ndarray::Array1<f64> {
+        self.bytes[j * self.n..(j + 1) * self.n]
+            .iter()
+            .map(|&b| f64::from(b))
+            .collect()
+    }
+
+    /// Samples of `parts` side by side, in order (e.g. CIFAR-10's five training batches).
+    pub fn concat(parts: Vec<LabeledBytes>) -> anyhow::Result<LabeledBytes> {
+        let n = parts.first().map_or(0, |p| p.n);
+        if let Some(p) = parts.iter().find(|p| p.n != n) {
+            anyhow::bail!("cannot join samples of {} and {n} features", p.n);
+        }
+        let mut joined = LabeledBytes {
+            n,
+            bytes: Vec::with_capacity(parts.iter().map(|p| p.bytes.len()).sum()),
+            labels: Vec::new(),
+        };
+        for p in parts {
+            joined.bytes.extend(p.bytes);
+            joined.labels.extend(p.labels);
+        }
+        Ok(joined)
+    }
+
+    /// The f64 samples.
+    pub fn to_labeled(self) -> anyhow::Result<Labeled> {
+        let m = self.samples();
+        let data = self.bytes.iter().map(|&b| f64::from(b)).collect();
+        Ok(Labeled {
+            x: column_major(self.n, m, data)?,
+            labels: self.labels,
+        })
+    }
+}
+
 /// An n×m column-major matrix from its columns laid end to end.
 pub(crate) fn column_major(n: usize, m: usize, data: Vec<f64>) -> anyhow::Result<Array2<f64>> {
     use ndarray::ShapeBuilder;

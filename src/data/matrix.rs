@@ -210,29 +210,22 @@ impl<'a> Block<'a> {
                 SPARSE_GRAM_GROUPS,
             ),
         };
-        let partial = |group: &Vec<Block<'a>>| {
-            let mut acc = Array2::<f64>::zeros((n, n).f());
-            for b in group {
-                match b {
-                    Self::Dense(b) => {
-                        ndarray::linalg::general_mat_mul(1.0, b, &b.t(), 1.0, &mut acc)
+        crate::linalg::sum_in_order(
+            groups.len(),
+            || Array2::<f64>::zeros((n, n).f()),
+            |g| {
+                let mut acc = Array2::<f64>::zeros((n, n).f());
+                for b in &groups[g] {
+                    match b {
+                        Self::Dense(b) => {
+                            ndarray::linalg::general_mat_mul(1.0, b, &b.t(), 1.0, &mut acc)
+                        }
+                        Self::Sparse(b) => b.add_gram_to(&mut acc),
                     }
-                    Self::Sparse(b) => b.add_gram_to(&mut acc),
                 }
-            }
-            acc
-        };
-        // Group sums are added in group order, as many at a time as there are threads: the
-        // same bits as holding all of them, without GRAM_GROUPS n×n partials at once (1.6 GB
-        // at n = 5000, a third of FAPS fig. 2's largest matrix).
-        let mut g = Array2::<f64>::zeros((n, n).f());
-        for window in groups.chunks(rayon::current_num_threads().max(1)) {
-            let partials: Vec<Array2<f64>> = window.par_iter().map(partial).collect();
-            for p in &partials {
-                g += p;
-            }
-        }
-        g
+                acc
+            },
+        )
     }
 
     /// A(AᵀX) over the whole block in parallel sample groups, summed in a fixed order.

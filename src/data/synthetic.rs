@@ -91,22 +91,18 @@ impl SvdFactor {
 
         // XᵀX = Σ_b X_bᵀX_b, summed in GROUPS fixed contiguous ranges, then in group order.
         let per_group = blocks.div_ceil(GROUPS);
-        let partials: Vec<Array2<f64>> = (0..GROUPS)
-            .into_par_iter()
-            .map(|g| {
+        let gram = crate::linalg::sum_in_order(
+            GROUPS,
+            || Array2::<f64>::zeros((n, n).f()),
+            |g| {
                 let mut acc = Array2::<f64>::zeros((n, n).f());
                 for b in g * per_group..((g + 1) * per_group).min(blocks) {
                     let x = x_block(n, m, seed, b);
                     ndarray::linalg::general_mat_mul(1.0, &x.t(), &x, 1.0, &mut acc);
                 }
                 acc
-            })
-            .collect();
-        let mut gram = Array2::<f64>::zeros((n, n).f());
-        for p in &partials {
-            gram += p;
-        }
-        drop(partials);
+            },
+        );
         let r = cholesky_upper(gram.view())?;
 
         // M = U Σ R⁻ᵀ, i.e. Mᵀ solves R Mᵀ = (U Σ)ᵀ.

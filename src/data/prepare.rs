@@ -227,7 +227,7 @@ pub fn preprocess(a: &mut DataMatrix, steps: &[Preprocess], name: &str) -> Resul
                 a.scale(1.0 / top.sqrt());
             }
             (DataMatrix::Dense(d), _) => apply(d, *step),
-            (DataMatrix::Sparse(_), _) => bail!(
+            (DataMatrix::Sparse(_) | DataMatrix::Centred { .. }, _) => bail!(
                 "preprocessing step `{}` would densify the sparse dataset {name}: \
                  only unit_top keeps it sparse",
                 step.name()

@@ -38,11 +38,12 @@ use super::eigvec_common::{
     a_times, check_rows, local_samples, sample_weights, start_vector, w_message, weighted_sum,
 };
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
 use crate::seed;
 use anyhow::{bail, Context, Result};
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -154,13 +155,12 @@ impl Method for Cedre {
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        // The local steps read single samples: dense data only.
         let x = local_samples(&setup, "CEDRE")?;
         Ok(Box::new(Machine {
             x,
             index: setup.index,
-            steps: local_steps(p.steps_per_sample, x.ncols()),
-            received: Array2::zeros((x.nrows(), 0)),
+            steps: local_steps(p.steps_per_sample, x.samples()),
+            received: Array2::zeros((x.n(), 0)),
             rng: seed::rng(setup.seed, &["cedre", &setup.index.to_string()]),
             p: p.clone(),
         }))
@@ -173,7 +173,7 @@ fn local_steps(per_sample: f64, n: usize) -> usize {
 }
 
 struct Machine<'a> {
-    x: ArrayView2<'a, f64>,
+    x: Block<'a>,
     index: usize,
     steps: usize,
     /// The w̃ candidates of the last exchange A.
@@ -209,21 +209,29 @@ impl Machine<'_> {
             }
             return (w, kept);
         }
-        let n = self.x.ncols();
+        let n = self.x.samples();
         let (wt, gf) = (wt.as_slice().expect("contiguous"), g_full);
         let gf = gf.to_owned();
         let gf = gf.as_slice().expect("contiguous");
         let w_s = w.as_slice_mut().expect("contiguous");
         let mut next = vec![0.0; w_s.len()];
+        // A sparse sample, made dense and centred (x − μ): the step costs O(D) either way.
+        let mut sample = vec![0.0; w_s.len()];
         for t in 0..self.steps {
             if keep == Some(t) {
                 kept = Some(Array1::from(w_s.to_vec()));
             }
             let i = self.rng.random_range(0..n);
-            let col = self.x.column(i);
-            let x = col
-                .as_slice()
-                .expect("column-major data: contiguous samples");
+            let x: &[f64] = match self.x {
+                Block::Dense(a) => a
+                    .index_axis_move(Axis(1), i)
+                    .to_slice()
+                    .expect("column-major data: contiguous samples"),
+                other => {
+                    other.sample_into(i, &mut sample);
+                    &sample
+                }
+            };
             // a = xᵀw, b = xᵀw̃, and the inner products the transport needs.
             let (mut a, mut b, mut wwt, mut wg) = (0.0, 0.0, 0.0, 0.0);
             for j in 0..x.len() {
@@ -257,7 +265,7 @@ impl Client for Machine<'_> {
         if msg.has("w") {
             // Exchange A: store the candidates, reply A_k w̃ for each.
             let w = msg.get("w")?;
-            check_rows("CEDRE", "w", w, self.x.nrows())?;
+            check_rows("CEDRE", "w", w, self.x.n())?;
             self.received = w.clone();
             return Ok(Message::new().with("aw", a_times(self.x, w.view())));
         }

@@ -361,7 +361,7 @@ impl SparseInstance {
                             data_seed,
                         ))
                     }
-                    (DataMatrix::Sparse(_), Some(_)) => {
+                    (DataMatrix::Sparse(_) | DataMatrix::Centred { .. }, Some(_)) => {
                         bail!("noise features are appended to dense datasets only")
                     }
                     (a, None) => a,

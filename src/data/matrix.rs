@@ -170,26 +170,28 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// ‖x_j‖² of every sample (centred samples: ‖x_j − μ‖² = ‖x_j‖² − 2x_jᵀμ + ‖μ‖²).
+    /// ‖x_j‖² of every sample; centred samples as ‖μ‖² + Σ_(i: x_ji ≠ 0) ((x_ji − μ_i)² − μ_i²),
+    /// which keeps the digits the expansion ‖x‖² − 2xᵀμ + ‖μ‖² would cancel.
     pub fn sample_norms2(&self) -> Vec<f64> {
         match self {
             Self::Dense(a) => a.columns().into_iter().map(|c| c.dot(&c)).collect(),
-            Self::Sparse(a) | Self::Centred(a, _) => {
-                let mm = match self {
-                    Self::Centred(_, mean) => mean.dot(mean),
-                    _ => 0.0,
-                };
+            Self::Sparse(a) => (0..a.n_samples())
+                .map(|j| a.sample(j).1.iter().map(|v| v * v).sum())
+                .collect(),
+            Self::Centred(a, mean) => {
+                let mm = mean.dot(mean);
                 (0..a.n_samples())
                     .map(|j| {
                         let (idx, val) = a.sample(j);
-                        let (mut xx, mut xm) = (0.0, 0.0);
-                        for (&i, &v) in idx.iter().zip(val) {
-                            xx += v * v;
-                            if let Self::Centred(_, mean) = self {
-                                xm += v * mean[i as usize];
-                            }
-                        }
-                        xx - 2.0 * xm + mm
+                        let fill: f64 = idx
+                            .iter()
+                            .zip(val)
+                            .map(|(&i, &v)| {
+                                let m = mean[i as usize];
+                                (v - m) * (v - m) - m * m
+                            })
+                            .sum();
+                        mm + fill
                     })
                     .collect()
             }

@@ -127,19 +127,30 @@ pub fn load_sparse(root: &Path, name: &str, split: Split) -> Result<LabeledSpars
     };
     let files = fetch::verified_files(root, ds)?;
     let read = |k: usize| libsvm::read_libsvm(&files.dir.join(files.names[k]), Some(n_features));
-    match split {
-        Split::Train => read(0),
-        Split::Test => read(1),
-        Split::All => {
-            let (a, b) = (read(0)?, read(1)?);
-            let mut labels = a.labels;
-            labels.extend(b.labels);
-            Ok(LabeledSparse {
-                x: Csr::stack(a.x, b.x)?,
-                labels,
-            })
-        }
+    // Files come in (train, test) pairs.
+    let picked: Vec<usize> = (0..files.names.len())
+        .filter(|k| match split {
+            Split::Train => k % 2 == 0,
+            Split::Test => k % 2 == 1,
+            Split::All => true,
+        })
+        .collect();
+    let mut out: Option<LabeledSparse> = None;
+    for k in picked {
+        let b = read(k)?;
+        out = Some(match out {
+            None => b,
+            Some(a) => {
+                let mut labels = a.labels;
+                labels.extend(b.labels);
+                LabeledSparse {
+                    x: Csr::stack(a.x, b.x)?,
+                    labels,
+                }
+            }
+        });
     }
+    out.ok_or_else(|| anyhow::anyhow!("{name}: no files for this split"))
 }
 
 /// Load `spec.dataset` from `root`, keep its first `spec.m` samples, preprocess; with their labels.

@@ -198,8 +198,10 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// Sample j as a dense n-vector, written into `out` (centred samples less μ).
-    pub fn sample_into(&self, j: usize, out: &mut [f64]) {
+    /// Sample j as a dense n-vector, written into `out` (centred samples less μ): tests build
+    /// dense copies of sparse blocks with it.
+    #[cfg(test)]
+    pub(crate) fn sample_into(&self, j: usize, out: &mut [f64]) {
         match self {
             Self::Dense(a) => {
                 for (o, v) in out.iter_mut().zip(a.column(j)) {

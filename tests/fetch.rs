@@ -368,6 +368,44 @@ fn unpublished_checksums_are_recorded_then_enforced() {
     assert!(prepare::load_sparse(root.path(), "a9a", prepare::Split::Train).is_err());
 }
 
+/// rcv1 = rcv1.binary and rcv1.multiclass, train and test each: "all" stacks the four files in
+/// the registry's order (binary train, binary test, multiclass train, multiclass test), "train"
+/// the two train files, "test" the two test files.
+#[test]
+fn rcv1_stacks_both_libsvm_sets() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("rcv1");
+    std::fs::create_dir_all(&dir).unwrap();
+    // One sample per file, feature k+1 set in file k (plain text: the reader detects .bz2 by
+    // its magic bytes, not by name).
+    let files = [
+        "rcv1_train.binary.bz2",
+        "rcv1_test.binary.bz2",
+        "rcv1_train.multiclass.bz2",
+        "rcv1_test.multiclass.bz2",
+    ];
+    let mut sums = String::new();
+    for (k, f) in files.iter().enumerate() {
+        let text = format!("{} {}:0.5 47236:1\n", if k < 2 { "-1" } else { "7" }, k + 1);
+        std::fs::write(dir.join(f), &text).unwrap();
+        sums += &format!("{}  {f}\n", sha(text.as_bytes()));
+    }
+    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+    let first = |split| {
+        let d = prepare::load_sparse(root.path(), "rcv1", split).unwrap();
+        assert_eq!(d.x.n_features(), 47_236);
+        let x = d.x;
+        (0..x.n_samples())
+            .map(|j| x.indices()[x.indptr()[j]])
+            .collect::<Vec<u32>>()
+    };
+    assert_eq!(first(prepare::Split::All), vec![0, 1, 2, 3]);
+    assert_eq!(first(prepare::Split::Train), vec![0, 2]);
+    assert_eq!(first(prepare::Split::Test), vec![1, 3]);
+    let all = prepare::load_sparse(root.path(), "rcv1", prepare::Split::All).unwrap();
+    assert_eq!(all.labels, vec![0, 0, 7, 7]);
+}
+
 #[test]
 fn registry_is_consistent() {
     let mut names = std::collections::HashSet::new();

@@ -30,7 +30,9 @@ fn spec(scheme: Scheme, clients: usize, alpha: Option<f64>) -> PartitionSpec {
 fn columns(a: &DataMatrix) -> Vec<usize> {
     match a {
         DataMatrix::Dense(a) => a.row(0).iter().map(|&v| v as usize).collect(),
-        DataMatrix::Sparse(a) => a.values().iter().map(|&v| v as usize).collect(),
+        DataMatrix::Sparse(a) | DataMatrix::Centred { x: a, .. } => {
+            a.values().iter().map(|&v| v as usize).collect()
+        }
     }
 }
 

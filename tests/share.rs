@@ -26,7 +26,7 @@ fn manifest(paper: &str, file: &str, method: &str, rest: &str) -> String {
 fn bits(a: DataMatrix) -> Vec<u64> {
     match a {
         DataMatrix::Dense(a) => a.iter().map(|v| v.to_bits()).collect(),
-        DataMatrix::Sparse(_) => panic!("compared as dense"),
+        _ => panic!("compared as dense"),
     }
 }
 

@@ -34,7 +34,9 @@ pub enum Format {
     Cifar10,
     /// Fine labels (100 classes).
     Cifar100,
-    /// A train and a test file with this many features.
+    /// Train and test files with this many features, in (train, test) pairs: the train split
+    /// stacks every pair's train file, the test split their test files, "all" every file in
+    /// order (rcv1: both LIBSVM sets, train and test each).
     Libsvm {
         n_features: usize,
     },
@@ -466,6 +468,27 @@ static DATASETS: &[Dataset] = &[
                 remote(libsvm!("multiclass/rcv1_test.multiclass.bz2"), None, None, "rcv1_test.multiclass.bz2"),
             ]),
             files: &[unverified("rcv1_train.multiclass.bz2", None), unverified("rcv1_test.multiclass.bz2", None)],
+        }],
+    },
+    Dataset {
+        name: "rcv1",
+        title: "LIBSVM rcv1.binary and rcv1.multiclass stacked (the CEDRE paper's rcv1)",
+        shape: "47,236 × 1,231,776 (binary train + test, then multiclass train + test), sparse",
+        download: "about 1 GB (.bz2, four files); no published checksum",
+        format: Format::Libsvm { n_features: 47_236 },
+        sources: &[Source {
+            via: Via::Http(&[
+                remote(libsvm!("binary/rcv1_train.binary.bz2"), None, None, "rcv1_train.binary.bz2"),
+                remote(libsvm!("binary/rcv1_test.binary.bz2"), None, None, "rcv1_test.binary.bz2"),
+                remote(libsvm!("multiclass/rcv1_train.multiclass.bz2"), None, None, "rcv1_train.multiclass.bz2"),
+                remote(libsvm!("multiclass/rcv1_test.multiclass.bz2"), None, None, "rcv1_test.multiclass.bz2"),
+            ]),
+            files: &[
+                unverified("rcv1_train.binary.bz2", None),
+                unverified("rcv1_test.binary.bz2", None),
+                unverified("rcv1_train.multiclass.bz2", None),
+                unverified("rcv1_test.multiclass.bz2", None),
+            ],
         }],
     },
 ];

@@ -2,13 +2,17 @@
 //! or sparse samples ([`Csr`]) that are never densified. A client holds a [`Block`] of
 //! consecutive samples, a view into the one matrix.
 //!
+//! Sparse data that must be centred (the eigvec family centres by the global mean μ) is kept as
+//! [`DataMatrix::Centred`]: the CSR samples and μ, applied as X_c = X − μ1ᵀ without filling in
+//! the zeros: X_cᵀZ = XᵀZ − 1(μᵀZ) and X_cY = XY − μ(1ᵀY).
+//!
 //! Products over the whole matrix (the Gram matrix, A(AᵀX) for metrics and the Krylov
 //! reference) run in parallel over a fixed number of sample groups summed in a fixed order, so
 //! their bits do not depend on the thread count.
 
 use crate::data::loaders::{Csr, CsrView};
 use crate::linalg::{fro2, spectral_norm2};
-use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, ShapeBuilder};
 use rayon::prelude::*;
 
 /// Columns per block of the dense Gram sum, and groups summed in order (fixed: they define the
@@ -27,6 +31,8 @@ pub enum DataMatrix {
     Dense(Array2<f64>),
     /// m sparse samples of n features.
     Sparse(Csr),
+    /// m sparse samples of n features less the n-vector `mean` each (implicit centring).
+    Centred { x: Csr, mean: Array1<f64> },
 }
 
 impl DataMatrix {
@@ -44,6 +50,7 @@ impl DataMatrix {
         match self {
             Self::Dense(a) => Block::Dense(a.view()),
             Self::Sparse(a) => Block::Sparse(a.view()),
+            Self::Centred { x, mean } => Block::Centred(x.view(), mean.view()),
         }
     }
 
@@ -54,6 +61,10 @@ impl DataMatrix {
                 Self::Dense(crate::linalg::to_f_order(a.select(Axis(1), order).view()))
             }
             Self::Sparse(a) => Self::Sparse(a.select(order)),
+            Self::Centred { x, mean } => Self::Centred {
+                x: x.select(order),
+                mean: mean.clone(),
+            },
         }
     }
 
@@ -62,11 +73,15 @@ impl DataMatrix {
         match self {
             Self::Dense(a) => a.mapv_inplace(|v| v * factor),
             Self::Sparse(a) => a.scale(factor),
+            Self::Centred { x, mean } => {
+                x.scale(factor);
+                mean.mapv_inplace(|v| v * factor);
+            }
         }
     }
 
     pub fn is_sparse(&self) -> bool {
-        matches!(self, Self::Sparse(_))
+        matches!(self, Self::Sparse(_) | Self::Centred { .. })
     }
 }
 
@@ -98,20 +113,22 @@ pub fn dense_gram_by_blocks(
 pub enum Block<'a> {
     Dense(ArrayView2<'a, f64>),
     Sparse(CsrView<'a>),
+    /// Sparse samples less the global mean μ (the n-vector), each: X_c = X − μ1ᵀ.
+    Centred(CsrView<'a>, ArrayView1<'a, f64>),
 }
 
 impl<'a> Block<'a> {
     pub fn n(&self) -> usize {
         match self {
             Self::Dense(a) => a.nrows(),
-            Self::Sparse(a) => a.n_features(),
+            Self::Sparse(a) | Self::Centred(a, _) => a.n_features(),
         }
     }
 
     pub fn samples(&self) -> usize {
         match self {
             Self::Dense(a) => a.ncols(),
-            Self::Sparse(a) => a.n_samples(),
+            Self::Sparse(a) | Self::Centred(a, _) => a.n_samples(),
         }
     }
 
@@ -119,7 +136,7 @@ impl<'a> Block<'a> {
     pub fn as_dense(&self) -> Option<ArrayView2<'a, f64>> {
         match self {
             Self::Dense(a) => Some(*a),
-            Self::Sparse(_) => None,
+            Self::Sparse(_) | Self::Centred(..) => None,
         }
     }
 
@@ -128,6 +145,7 @@ impl<'a> Block<'a> {
         match self {
             Self::Dense(a) => Self::Dense(a.slice_move(s![.., start..end])),
             Self::Sparse(a) => Self::Sparse(a.samples(start..end)),
+            Self::Centred(a, mean) => Self::Centred(a.samples(start..end), *mean),
         }
     }
 
@@ -156,6 +174,79 @@ impl<'a> Block<'a> {
         match self {
             Self::Dense(a) => a.dot(&a.t().dot(&x)),
             Self::Sparse(a) => a.a_at_z(x).expect("X has one row per feature"),
+            Self::Centred(a, mean) => a
+                .centred_a_at_z(x, *mean)
+                .expect("X has one row per feature"),
+        }
+    }
+
+    /// AᵀZ (samples × p), for Z with one row per feature (an invariant of every caller).
+    pub fn t_dot(&self, z: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Self::Dense(a) => a.t().dot(&z),
+            Self::Sparse(a) => a.at_z(z).expect("Z has one row per feature"),
+            Self::Centred(a, mean) => {
+                let mut t = a.at_z(z).expect("Z has one row per feature");
+                t -= &mean.dot(&z).insert_axis(Axis(0));
+                t
+            }
+        }
+    }
+
+    /// ‖x_j‖² of every sample; centred samples as ‖μ‖² + Σ_(i: x_ji ≠ 0) ((x_ji − μ_i)² − μ_i²),
+    /// which keeps the digits the expansion ‖x‖² − 2xᵀμ + ‖μ‖² would cancel.
+    pub fn sample_norms2(&self) -> Vec<f64> {
+        match self {
+            Self::Dense(a) => a.columns().into_iter().map(|c| c.dot(&c)).collect(),
+            Self::Sparse(a) => (0..a.n_samples())
+                .map(|j| a.sample(j).1.iter().map(|v| v * v).sum())
+                .collect(),
+            Self::Centred(a, mean) => {
+                let mm = mean.dot(mean);
+                (0..a.n_samples())
+                    .map(|j| {
+                        let (idx, val) = a.sample(j);
+                        let fill: f64 = idx
+                            .iter()
+                            .zip(val)
+                            .map(|(&i, &v)| {
+                                let m = mean[i as usize];
+                                (v - m) * (v - m) - m * m
+                            })
+                            .sum();
+                        mm + fill
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Sample j as a dense n-vector, written into `out` (centred samples less μ): tests build
+    /// dense copies of sparse blocks with it.
+    #[cfg(test)]
+    pub(crate) fn sample_into(&self, j: usize, out: &mut [f64]) {
+        match self {
+            Self::Dense(a) => {
+                for (o, v) in out.iter_mut().zip(a.column(j)) {
+                    *o = *v;
+                }
+            }
+            Self::Sparse(a) => {
+                out.fill(0.0);
+                let (idx, val) = a.sample(j);
+                for (&i, &v) in idx.iter().zip(val) {
+                    out[i as usize] = v;
+                }
+            }
+            Self::Centred(a, mean) => {
+                for (o, m) in out.iter_mut().zip(mean.iter()) {
+                    *o = -m;
+                }
+                let (idx, val) = a.sample(j);
+                for (&i, &v) in idx.iter().zip(val) {
+                    out[i as usize] += v;
+                }
+            }
         }
     }
 
@@ -163,7 +254,7 @@ impl<'a> Block<'a> {
     pub fn fro2_at(&self, z: ArrayView2<f64>) -> f64 {
         match self {
             Self::Dense(a) => fro2(a.t().dot(&z).view()),
-            Self::Sparse(a) => fro2(a.at_z(z).expect("Z has one row per feature").view()),
+            Self::Sparse(_) | Self::Centred(..) => fro2(self.t_dot(z).view()),
         }
     }
 
@@ -172,6 +263,8 @@ impl<'a> Block<'a> {
         match self {
             Self::Dense(a) => fro2(*a),
             Self::Sparse(a) => a.fro2(),
+            // Σ_j ‖x_j − μ‖², sample by sample.
+            Self::Centred(..) => self.sample_norms2().iter().sum(),
         }
     }
 
@@ -179,7 +272,7 @@ impl<'a> Block<'a> {
     pub fn spectral_norm2(&self, start: Array1<f64>, iters: usize) -> f64 {
         match self {
             Self::Dense(a) => spectral_norm2(|v| a.dot(&a.t().dot(v)), start, iters),
-            Self::Sparse(_) => spectral_norm2(
+            Self::Sparse(_) | Self::Centred(..) => spectral_norm2(
                 |v| {
                     let col = v.view().insert_axis(Axis(1));
                     self.gram_times(col).remove_axis(Axis(1))
@@ -205,7 +298,7 @@ impl<'a> Block<'a> {
         let n = self.n();
         let groups = match self {
             Self::Dense(_) => self.groups(GRAM_BLOCK, GRAM_GROUPS),
-            Self::Sparse(_) => self.groups(
+            Self::Sparse(_) | Self::Centred(..) => self.groups(
                 self.samples().div_ceil(SPARSE_GRAM_GROUPS).max(1),
                 SPARSE_GRAM_GROUPS,
             ),
@@ -221,6 +314,18 @@ impl<'a> Block<'a> {
                             ndarray::linalg::general_mat_mul(1.0, b, &b.t(), 1.0, &mut acc)
                         }
                         Self::Sparse(b) => b.add_gram_to(&mut acc),
+                        // (X − μ1ᵀ)(X − μ1ᵀ)ᵀ = XXᵀ − sμᵀ − μsᵀ + m μμᵀ, s = X1.
+                        Self::Centred(b, mean) => {
+                            b.add_gram_to(&mut acc);
+                            let s = b.sum();
+                            let m = b.n_samples() as f64;
+                            let (s, mu) =
+                                (s.view().insert_axis(Axis(1)), mean.insert_axis(Axis(1)));
+                            let smu = s.dot(&mu.t());
+                            acc -= &smu;
+                            acc -= &smu.t();
+                            acc.scaled_add(m, &mu.dot(&mu.t()));
+                        }
                     }
                 }
                 acc

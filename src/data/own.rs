@@ -242,7 +242,7 @@ fn content_digest(x: &DataMatrix, labels: Option<&[u32]>) -> String {
                 put(&mut h, &v.to_bits().to_le_bytes());
             }
         }
-        DataMatrix::Sparse(c) => {
+        DataMatrix::Sparse(c) | DataMatrix::Centred { x: c, .. } => {
             put(&mut h, b"sparse");
             for &p in c.indptr() {
                 put(&mut h, &(p as u64).to_le_bytes());
@@ -252,6 +252,12 @@ fn content_digest(x: &DataMatrix, labels: Option<&[u32]>) -> String {
             }
             for v in c.values() {
                 put(&mut h, &v.to_bits().to_le_bytes());
+            }
+            if let DataMatrix::Centred { mean, .. } = x {
+                put(&mut h, b"mean");
+                for v in mean {
+                    put(&mut h, &v.to_bits().to_le_bytes());
+                }
             }
         }
     }

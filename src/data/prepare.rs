@@ -154,21 +154,32 @@ pub fn load_sparse_rows(
     let read = |k: usize, keep: &dyn Fn(usize) -> bool| {
         libsvm::read_libsvm_rows(&files.dir.join(files.names[k]), Some(n_features), keep)
     };
-    match split {
-        Split::Train => read(0, keep),
-        Split::Test => read(1, keep),
-        Split::All => {
-            let a = read(0, keep)?;
-            let before = a.labels.len();
-            let b = read(1, &|j| keep(before + j))?;
-            let mut labels = a.labels;
-            labels.extend(b.labels);
-            Ok(LabeledSparse {
-                x: Csr::stack(a.x, b.x)?,
-                labels,
-            })
-        }
+    // Files come in (train, test) pairs.
+    let picked: Vec<usize> = (0..files.names.len())
+        .filter(|k| match split {
+            Split::Train => k % 2 == 0,
+            Split::Test => k % 2 == 1,
+            Split::All => true,
+        })
+        .collect();
+    let mut out: Option<LabeledSparse> = None;
+    for k in picked {
+        // Sample indices run on across the stacked files.
+        let before = out.as_ref().map_or(0, |a| a.labels.len());
+        let b = read(k, &|j| keep(before + j))?;
+        out = Some(match out {
+            None => b,
+            Some(a) => {
+                let mut labels = a.labels;
+                labels.extend(b.labels);
+                LabeledSparse {
+                    x: Csr::stack(a.x, b.x)?,
+                    labels,
+                }
+            }
+        });
     }
+    out.ok_or_else(|| anyhow::anyhow!("{name}: no files for this split"))
 }
 
 /// Samples `wanted` (in that order, each among the first `spec.m`) of [`dataset_matrix`]'s
@@ -389,7 +400,7 @@ pub fn preprocess(a: &mut DataMatrix, steps: &[Preprocess], name: &str) -> Resul
                 a.scale(1.0 / top.sqrt());
             }
             (DataMatrix::Dense(d), _) => apply(d, *step),
-            (DataMatrix::Sparse(_), _) => bail!(
+            (DataMatrix::Sparse(_) | DataMatrix::Centred { .. }, _) => bail!(
                 "preprocessing step `{}` would densify the sparse dataset {name}: \
                  only unit_top keeps it sparse",
                 step.name()

@@ -38,11 +38,13 @@ use super::eigvec_common::{
     a_times, check_rows, local_samples, sample_weights, start_vector, w_message, weighted_sum,
 };
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::data::loaders::CsrView;
+use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
 use crate::seed;
 use anyhow::{bail, Context, Result};
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -154,13 +156,12 @@ impl Method for Cedre {
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        // The local steps read single samples: dense data only.
         let x = local_samples(&setup, "CEDRE")?;
         Ok(Box::new(Machine {
             x,
             index: setup.index,
-            steps: local_steps(p.steps_per_sample, x.ncols()),
-            received: Array2::zeros((x.nrows(), 0)),
+            steps: local_steps(p.steps_per_sample, x.samples()),
+            received: Array2::zeros((x.n(), 0)),
             rng: seed::rng(setup.seed, &["cedre", &setup.index.to_string()]),
             p: p.clone(),
         }))
@@ -173,7 +174,7 @@ fn local_steps(per_sample: f64, n: usize) -> usize {
 }
 
 struct Machine<'a> {
-    x: ArrayView2<'a, f64>,
+    x: Block<'a>,
     index: usize,
     steps: usize,
     /// The w̃ candidates of the last exchange A.
@@ -209,18 +210,28 @@ impl Machine<'_> {
             }
             return (w, kept);
         }
-        let n = self.x.ncols();
+        match self.x {
+            Block::Sparse(c) => return self.local_sparse(c, None, wt, g_full, eta, keep),
+            Block::Centred(c, mean) => {
+                return self.local_sparse(c, Some(mean), wt, g_full, eta, keep)
+            }
+            Block::Dense(_) => {}
+        }
+        let n = self.x.samples();
         let (wt, gf) = (wt.as_slice().expect("contiguous"), g_full);
         let gf = gf.to_owned();
         let gf = gf.as_slice().expect("contiguous");
         let w_s = w.as_slice_mut().expect("contiguous");
         let mut next = vec![0.0; w_s.len()];
+        let Block::Dense(data) = self.x else {
+            unreachable!("sparse blocks take local_sparse")
+        };
         for t in 0..self.steps {
             if keep == Some(t) {
                 kept = Some(Array1::from(w_s.to_vec()));
             }
             let i = self.rng.random_range(0..n);
-            let col = self.x.column(i);
+            let col = data.column(i);
             let x = col
                 .as_slice()
                 .expect("column-major data: contiguous samples");
@@ -252,12 +263,192 @@ impl Machine<'_> {
     }
 }
 
+/// Materialise the lazy iterate every this many sparse steps (see [`Machine::local_sparse`]),
+/// or sooner once a coefficient of w̃, G or μ exceeds LAZY_MAX_COEF (w is a unit vector: at
+/// most ~2 of 16 digits cancel between σu and them).
+const LAZY_RESET: usize = 1024;
+const LAZY_MAX_COEF: f64 = 64.0;
+
+/// The stochastic local iterate on sparse samples, kept lazily as w = σu + p w̃ + q G + r μ:
+/// u is the only D-vector written, at the sample's non-zeros.
+struct Lazy<'v> {
+    u: Vec<f64>,
+    sigma: f64,
+    p: f64,
+    q: f64,
+    r: f64,
+    /// uᵀu, uᵀw̃, uᵀG, uᵀμ, kept up to date as u changes.
+    uu: f64,
+    ut: f64,
+    ug: f64,
+    um: f64,
+    wt: &'v [f64],
+    g: &'v [f64],
+    mean: Option<&'v [f64]>,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl Lazy<'_> {
+    /// w as a dense vector.
+    fn dense(&self) -> Vec<f64> {
+        let mut w: Vec<f64> = (0..self.u.len())
+            .map(|j| self.sigma * self.u[j] + self.p * self.wt[j] + self.q * self.g[j])
+            .collect();
+        if let Some(m) = self.mean {
+            for (wj, mj) in w.iter_mut().zip(m) {
+                *wj += self.r * mj;
+            }
+        }
+        w
+    }
+
+    /// u ← w, σ = 1, p = q = r = 0, and the inner products recomputed (O(D)).
+    fn reset(&mut self) {
+        self.u = self.dense();
+        (self.sigma, self.p, self.q, self.r) = (1.0, 0.0, 0.0, 0.0);
+        self.uu = dot(&self.u, &self.u);
+        self.ut = dot(&self.u, self.wt);
+        self.ug = dot(&self.u, self.g);
+        self.um = self.mean.map_or(0.0, |m| dot(&self.u, m));
+    }
+}
+
+impl Machine<'_> {
+    /// The stochastic Steps 8–12 on sparse samples x = s − μ (s sparse; μ the global mean of
+    /// implicitly centred data, or none), in O(nnz(s)) per step instead of O(D): the same update
+    /// as the dense loop, v = αw + η(a − b)x + ηb²w̃ − ηG with α = 1 − ηa² − η·wᵀd, applied to the
+    /// lazy form w = σu + p w̃ + q G + r μ (only u's entries at s's non-zeros change), with the
+    /// inner products a = xᵀw, b = xᵀw̃, wᵀw̃, wᵀG and ‖v‖ from kept ones. The same samples are
+    /// drawn as on dense data. The lazy form is made dense and its products recomputed every
+    /// [`LAZY_RESET`] steps (sooner if a coefficient grows past [`LAZY_MAX_COEF`]: q grows by η
+    /// per step, and σu then holds the offsetting part), so rounding cannot build up.
+    fn local_sparse(
+        &mut self,
+        c: CsrView,
+        mean: Option<ArrayView1<f64>>,
+        wt: ArrayView1<f64>,
+        g_full: ArrayView1<f64>,
+        eta: f64,
+        keep: Option<usize>,
+    ) -> (Array1<f64>, Option<Array1<f64>>) {
+        let n = c.n_samples();
+        let wt = wt.to_vec();
+        let g = g_full.to_vec();
+        let mean = mean.map(|m| m.to_vec());
+        let mean = mean.as_deref();
+        let (tt, tg, gg) = (dot(&wt, &wt), dot(&wt, &g), dot(&g, &g));
+        let (mt, mg, mm) = mean.map_or((0.0, 0.0, 0.0), |m| (dot(m, &wt), dot(m, &g), dot(m, m)));
+        let mut z = Lazy {
+            u: wt.clone(),
+            sigma: 1.0,
+            p: 0.0,
+            q: 0.0,
+            r: 0.0,
+            uu: 0.0,
+            ut: 0.0,
+            ug: 0.0,
+            um: 0.0,
+            wt: &wt,
+            g: &g,
+            mean,
+        };
+        z.reset();
+        let mut kept = None;
+        for t in 0..self.steps {
+            if keep == Some(t) {
+                kept = Some(Array1::from(z.dense()));
+            }
+            // Reset on schedule, and early when σ drifts far from 1 (u would over- or
+            // underflow) or the other coefficients grow (σu would cancel them).
+            let big = z.p.abs().max(z.q.abs()).max(z.r.abs());
+            if (t > 0 && t % LAZY_RESET == 0)
+                || !(1e-30..1e30).contains(&z.sigma.abs())
+                || big > LAZY_MAX_COEF
+            {
+                z.reset();
+            }
+            let i = self.rng.random_range(0..n);
+            let (idx, val) = c.sample(i);
+            let (mut su, mut st, mut sg, mut sm, mut ss) = (0.0, 0.0, 0.0, 0.0, 0.0);
+            for (&j, &v) in idx.iter().zip(val) {
+                let j = j as usize;
+                su += v * z.u[j];
+                st += v * wt[j];
+                sg += v * g[j];
+                ss += v * v;
+                if let Some(m) = mean {
+                    sm += v * m[j];
+                }
+            }
+            let Lazy { sigma, p, q, r, .. } = z;
+            // μᵀw, then a = xᵀw, b = xᵀw̃, wᵀw̃, wᵀG.
+            let mw = sigma * z.um + p * mt + q * mg + r * mm;
+            let a = sigma * su + p * st + q * sg + r * sm - mw;
+            let b = st - mt;
+            let wwt = sigma * z.ut + p * tt + q * tg + r * mt;
+            let wg = sigma * z.ug + p * tg + q * gg + r * mg;
+            // As the dense loop: wᵀd = −b(a − b·wᵀw̃) − wᵀG.
+            let wd = -b * (a - b * wwt) - wg;
+            let alpha = 1.0 - eta * a * a - eta * wd;
+            let cx = eta * (a - b);
+            if (alpha * sigma).abs() < 1e-200 {
+                // u cannot absorb c·s through σ (α ≈ 0): take this step densely.
+                let mut w = z.dense();
+                for (wj, (tj, gj)) in w.iter_mut().zip(wt.iter().zip(&g)) {
+                    *wj = alpha * *wj + eta * b * b * tj - eta * gj;
+                }
+                if let Some(m) = mean {
+                    for (wj, mj) in w.iter_mut().zip(m) {
+                        *wj -= cx * mj;
+                    }
+                }
+                for (&j, &v) in idx.iter().zip(val) {
+                    w[j as usize] += cx * v;
+                }
+                let inv = 1.0 / dot(&w, &w).sqrt();
+                z.u = w.iter().map(|v| v * inv).collect();
+                (z.sigma, z.p, z.q, z.r) = (1.0, 0.0, 0.0, 0.0);
+                z.reset();
+                continue;
+            }
+            let k = cx / (alpha * z.sigma);
+            z.uu += 2.0 * k * su + k * k * ss;
+            z.ut += k * st;
+            z.ug += k * sg;
+            z.um += k * sm;
+            for (&j, &v) in idx.iter().zip(val) {
+                z.u[j as usize] += k * v;
+            }
+            let (s2, p2, q2, r2) = (
+                alpha * z.sigma,
+                alpha * z.p + eta * b * b,
+                alpha * z.q - eta,
+                alpha * z.r - cx,
+            );
+            let norm2 = s2 * s2 * z.uu
+                + p2 * p2 * tt
+                + q2 * q2 * gg
+                + r2 * r2 * mm
+                + 2.0 * s2 * (p2 * z.ut + q2 * z.ug + r2 * z.um)
+                + 2.0 * (p2 * q2 * tg + p2 * r2 * mt + q2 * r2 * mg);
+            let inv = 1.0 / norm2.sqrt();
+            (z.sigma, z.p, z.q, z.r) = (s2 * inv, p2 * inv, q2 * inv, r2 * inv);
+        }
+        let w = Array1::from(z.dense());
+        let norm = w.dot(&w).sqrt();
+        (w / norm, kept)
+    }
+}
+
 impl Client for Machine<'_> {
     fn respond(&mut self, msg: &Message) -> Result<Message> {
         if msg.has("w") {
             // Exchange A: store the candidates, reply A_k w̃ for each.
             let w = msg.get("w")?;
-            check_rows("CEDRE", "w", w, self.x.nrows())?;
+            check_rows("CEDRE", "w", w, self.x.n())?;
             self.received = w.clone();
             return Ok(Message::new().with("aw", a_times(self.x, w.view())));
         }
@@ -507,6 +698,78 @@ mod tests {
             2 * 8 * 2,
             "two draws of (k, t)"
         );
+    }
+
+    /// The lazy O(nnz) local steps on sparse samples equal the dense loop on the same samples
+    /// made dense (same draws), for implicitly centred and for plain sparse data, over more
+    /// than one reset of the lazy form, and return the same drawn iterate.
+    #[test]
+    fn sparse_local_steps_equal_the_dense_ones() {
+        use super::{Machine, Params, LAZY_RESET};
+        use crate::data::loaders::Csr;
+        use crate::data::matrix::{Block, DataMatrix};
+        use crate::seed;
+        use ndarray::{Array1, Array2, ShapeBuilder};
+        use rand::Rng;
+        let (d, n) = (60, 300);
+        let mut rng = seed::rng(4, &["cedre-lazy-test"]);
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for _ in 0..n {
+            for i in 0..d {
+                if rng.random::<f64>() < 0.08 || (i < 5 && rng.random::<f64>() < 0.4) {
+                    indices.push(i as u32);
+                    values.push(rng.random_range(0.1..1.0));
+                }
+            }
+            indptr.push(indices.len());
+        }
+        let csr = Csr::new(d, indptr, indices, values).unwrap();
+        let mean = csr.view().sum() / n as f64;
+        let wt = Array1::from_shape_fn(d, |i| 1.0 / (1.0 + i as f64));
+        let wt = &wt / wt.dot(&wt).sqrt();
+        let g = Array1::from_shape_fn(d, |i| 0.01 * ((i * 3) as f64).sin());
+        let g = &g - &(&wt * wt.dot(&g));
+        let steps = 2 * LAZY_RESET + 77;
+        for data in [
+            DataMatrix::Centred {
+                x: csr.clone(),
+                mean,
+            },
+            DataMatrix::Sparse(csr.clone()),
+        ] {
+            let mut dense = Array2::zeros((d, n).f());
+            let mut col = vec![0.0; d];
+            for j in 0..n {
+                data.view().sample_into(j, &mut col);
+                dense.column_mut(j).assign(&Array1::from(col.clone()));
+            }
+            fn machine(x: Block<'_>, steps: usize) -> Machine<'_> {
+                Machine {
+                    x,
+                    index: 0,
+                    steps,
+                    received: Array2::zeros((x.n(), 0)),
+                    rng: seed::rng(9, &["cedre", "0"]),
+                    p: Params::default(),
+                }
+            }
+            for eta in [0.05, 0.5] {
+                let keep = Some(LAZY_RESET + 5);
+                let (ws, ks) = machine(data.view(), steps).local(wt.view(), g.view(), eta, keep);
+                let (wd, kd) = machine(Block::Dense(dense.view()), steps).local(
+                    wt.view(),
+                    g.view(),
+                    eta,
+                    keep,
+                );
+                let diff = (&ws - &wd).mapv(f64::abs).fold(0.0f64, |m, &v| m.max(v));
+                assert!(diff <= 1e-12, "η = {eta}: w differs by {diff:e}");
+                let diff = (&ks.unwrap() - &kd.unwrap())
+                    .mapv(f64::abs)
+                    .fold(0.0f64, |m, &v| m.max(v));
+                assert!(diff <= 1e-12, "η = {eta}: kept iterate differs by {diff:e}");
+            }
+        }
     }
 
     #[test]

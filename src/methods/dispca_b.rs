@@ -37,14 +37,15 @@
 //!   point, as for every method of the family); the start plays no part in the result.
 
 use super::eigvec_common::{
-    check_rows, dense_block, sample_weights, start_vector, w_message, weighted_sum,
+    check_rows, data_block, sample_weights, start_vector, w_message, weighted_sum,
 };
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::{orth, sym_eig_desc};
 use crate::seed;
 use anyhow::{bail, Context, Result};
-use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder};
+use ndarray::{Array1, Array2, ShapeBuilder};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
@@ -99,8 +100,8 @@ impl Method for DisPcaB {
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let x = dense_block(&setup, "DisPCA-B")?;
-        let (d, n) = x.dim();
+        let x = data_block(&setup);
+        let (d, n) = (x.n(), x.samples());
         let xi = p.xi.min(d);
         // The same stream on every machine (the seed and the names do not involve the index).
         let mut rng = seed::rng(setup.seed, &["dispca_b", "omega"]);
@@ -115,7 +116,7 @@ impl Method for DisPcaB {
 }
 
 struct Machine<'a> {
-    x: ArrayView2<'a, f64>,
+    x: Block<'a>,
     /// The shared sketch Ω (D×ξ).
     omega: Array2<f64>,
     /// 1/n_k (0 without samples: A_k = 0).
@@ -127,12 +128,15 @@ impl Client for Machine<'_> {
         if msg.has("q") {
             // Round 2: QᵀA_kQ = (X_kᵀQ)ᵀ(X_kᵀQ)/n_k.
             let q = msg.get("q")?;
-            check_rows("DisPCA-B", "Q", q, self.x.nrows())?;
-            let z = self.x.t().dot(q);
+            check_rows("DisPCA-B", "Q", q, self.x.n())?;
+            let z = self.x.t_dot(q.view());
             return Ok(Message::new().with("b", z.t().dot(&z) * self.inv_n));
         }
         // Round 1: Y_k = A_kΩ = X_k(X_kᵀΩ)/n_k, never forming A_k.
-        let y = self.x.dot(&self.x.t().dot(&self.omega)) * self.inv_n;
+        let y = match self.x {
+            Block::Dense(x) => x.dot(&x.t().dot(&self.omega)),
+            other => other.gram_times(self.omega.view()),
+        } * self.inv_n;
         Ok(Message::new().with("y", y))
     }
 }
@@ -187,7 +191,7 @@ mod tests {
     use super::*;
     use crate::methods::eigvec_common::testing::{one_shot, problem};
     use crate::methods::registry::Running;
-    use ndarray::s;
+    use ndarray::{s, ArrayView2};
     use ndarray_linalg::Inverse;
 
     /// The CEDRE tests' problem (D = 20, 800 samples, δ = 0.3, decay 0.8), not halved.

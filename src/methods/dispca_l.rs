@@ -28,12 +28,13 @@
 //! - before the exchange the estimate is the family's common start `w` (the run's 0-vector
 //!   point, as for every method of the family); the start plays no part in the result.
 
-use super::eigvec_common::{dense_block, start_vector, w_message};
+use super::eigvec_common::{data_block, start_vector, w_message};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::svd::partial_svd;
 use anyhow::{bail, Context, Result};
-use ndarray::{Array1, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 
 pub struct DisPcaL;
@@ -81,21 +82,21 @@ impl Method for DisPcaL {
     }
 
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
-        let x = dense_block(&setup, "DisPCA-L")?;
+        let x = data_block(&setup);
         let total: usize = setup.sizes.iter().sum();
         if total == 0 {
             bail!("DisPCA-L: no samples on any machine");
         }
         Ok(Box::new(Machine {
             x,
-            t: p.t.min(x.nrows()).min(x.ncols()),
+            t: p.t.min(x.n()).min(x.samples()),
             scale: 1.0 / (total as f64).sqrt(),
         }))
     }
 }
 
 struct Machine<'a> {
-    x: ArrayView2<'a, f64>,
+    x: Block<'a>,
     /// t_k = min(t, D, n_k).
     t: usize,
     /// 1/√N.
@@ -104,10 +105,22 @@ struct Machine<'a> {
 
 impl Client for Machine<'_> {
     fn respond(&mut self, _request: &Message) -> Result<Message> {
-        let svd = partial_svd(self.x, self.t).context("DisPCA-L: local truncated SVD")?;
-        let sigma = svd.s.mapv(|s| s * self.scale);
-        let s = svd.u * &sigma.insert_axis(Axis(0));
-        Ok(Message::new().with("s", s))
+        let (u, s) = match self.x {
+            Block::Dense(x) => {
+                let svd = partial_svd(x, self.t).context("DisPCA-L: local truncated SVD")?;
+                (svd.u, svd.s)
+            }
+            // Sparse: the top t eigenpairs of X_kX_kᵀ by block Krylov on its products
+            // (residuals ≤ 1e-12·σ₁², as partial_svd's), σ_i = √θ_i.
+            other if self.t > 0 => {
+                let eig = crate::problem::subspace::krylov(other, self.t)
+                    .context("DisPCA-L: local top singular vectors")?;
+                (eig.vectors, eig.values.mapv(|v| v.max(0.0).sqrt()))
+            }
+            other => (Array2::zeros((other.n(), 0)), Array1::zeros(0)),
+        };
+        let sigma = s.mapv(|s| s * self.scale);
+        Ok(Message::new().with("s", u * &sigma.insert_axis(Axis(0))))
     }
 }
 

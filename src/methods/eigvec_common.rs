@@ -1,12 +1,16 @@
 //! What the leading-eigenvector methods ([`crate::problem::eigvec`]: CEDRE, RGD, DSI, ILEA,
 //! DisPCA-L, DisPCA-B) share: the family's start and estimate (part `w`, one column), the
 //! sample weights n_k/N of Â = Σ_k (n_k/N) A_k and the weighted sums of the machines' replies,
-//! and on a machine its dense block and the product A_k W = X_k(X_kᵀW)/n_k.
+//! and on a machine its block and the product A_k W = X_k(X_kᵀW)/n_k. The block is dense (the
+//! family centred it when it built the problem) or sparse and centred implicitly (rcv1:
+//! [`Block::Centred`]); the products take either, dense ones by the BLAS calls every committed
+//! result was computed with.
 //!
 //! Every helper performs the floating-point operations of the per-method code it replaced, in
 //! the same order, so the methods' numbers are unchanged to the bit.
 
 use super::ClientSetup;
+use crate::data::matrix::Block;
 use crate::fed::Message;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
@@ -106,19 +110,15 @@ pub fn weighted_vector(
     Ok(acc)
 }
 
-/// A machine's samples (columns) as a dense view. The family's data is always dense (sparse data
-/// sets are made dense when the problem is built), so a sparse block is an error.
-pub fn dense_block<'a>(setup: &ClientSetup<'a, '_>, method: &str) -> Result<ArrayView2<'a, f64>> {
-    let Some(x) = setup.block.as_dense() else {
-        bail!("{method}: dense data only (the eigvec family's data is dense)");
-    };
-    Ok(x)
+/// A machine's samples (columns): dense, or sparse and centred implicitly.
+pub fn data_block<'a>(setup: &ClientSetup<'a, '_>) -> Block<'a> {
+    setup.block
 }
 
-/// [`dense_block`] holding at least one sample (A_k = X_kX_kᵀ/n_k needs n_k ≥ 1).
-pub fn local_samples<'a>(setup: &ClientSetup<'a, '_>, method: &str) -> Result<ArrayView2<'a, f64>> {
-    let x = dense_block(setup, method)?;
-    if x.ncols() == 0 {
+/// [`data_block`] holding at least one sample (A_k = X_kX_kᵀ/n_k needs n_k ≥ 1).
+pub fn local_samples<'a>(setup: &ClientSetup<'a, '_>, method: &str) -> Result<Block<'a>> {
+    let x = data_block(setup);
+    if x.samples() == 0 {
         bail!("{method}: machine {} holds no samples", setup.index + 1);
     }
     Ok(x)
@@ -135,15 +135,27 @@ pub fn check_rows(method: &str, what: &str, part: &Array2<f64>, features: usize)
     Ok(())
 }
 
-/// A_k W = X_k(X_kᵀW)/n_k, never forming A_k (matrix products).
-pub fn a_times(x: ArrayView2<f64>, w: ArrayView2<f64>) -> Array2<f64> {
-    x.dot(&x.t().dot(&w)) / x.ncols() as f64
+/// A_k W = X_k(X_kᵀW)/n_k, never forming A_k (matrix products; sparse blocks by
+/// [`Block::gram_times`]).
+pub fn a_times(x: Block, w: ArrayView2<f64>) -> Array2<f64> {
+    match x {
+        Block::Dense(x) => x.dot(&x.t().dot(&w)) / x.ncols() as f64,
+        other => other.gram_times(w) / other.samples() as f64,
+    }
 }
 
-/// A_k v = X_k(X_kᵀv)/n_k for one vector (matrix–vector products, whose sums are not ordered
-/// as [`a_times`]'s: the two are not interchangeable bit for bit).
-pub fn a_times_vec(x: ArrayView2<f64>, v: ArrayView1<f64>) -> Array1<f64> {
-    x.dot(&x.t().dot(&v)) / x.ncols() as f64
+/// A_k v = X_k(X_kᵀv)/n_k for one vector (dense: matrix–vector products, whose sums are not
+/// ordered as [`a_times`]'s: the two are not interchangeable bit for bit).
+pub fn a_times_vec(x: Block, v: ArrayView1<f64>) -> Array1<f64> {
+    match x {
+        Block::Dense(x) => x.dot(&x.t().dot(&v)) / x.ncols() as f64,
+        other => {
+            other
+                .gram_times(v.insert_axis(Axis(1)))
+                .remove_axis(Axis(1))
+                / other.samples() as f64
+        }
+    }
 }
 
 /// What the family's unit tests share: one problem, runs on it, and the error 1 − (vᵀw)².

@@ -39,10 +39,11 @@ use super::eigvec_common::{
     a_times_vec, local_samples, sample_weights, start_vector, unit, w_message, weighted_vector,
 };
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
 use anyhow::{bail, Context, Result};
-use ndarray::{Array1, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array1, ArrayView1, Axis};
 use serde::{Deserialize, Serialize};
 
 pub struct Ilea;
@@ -166,7 +167,7 @@ impl Surrogate<'_> {
 }
 
 struct Machine<'a> {
-    x: ArrayView2<'a, f64>,
+    x: Block<'a>,
     /// Machine 1: the one that minimises the surrogate.
     solver: bool,
     /// θ_s and A_1θ_s of the last round A.
@@ -236,11 +237,11 @@ impl Client for Machine<'_> {
         if msg.has("w") {
             // Round A.
             let w = msg.get("w")?;
-            if w.dim() != (self.x.nrows(), 1) {
+            if w.dim() != (self.x.n(), 1) {
                 bail!(
                     "ILEA: w is {:?}, the data has {} features",
                     w.dim(),
-                    self.x.nrows()
+                    self.x.n()
                 );
             }
             let aw = a_times_vec(self.x, w.column(0));

@@ -19,10 +19,11 @@ use super::eigvec_common::{
     a_times, check_rows, local_samples, sample_weights, start_vector, w_message, weighted_vector,
 };
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project, sphere_retract};
 use anyhow::Result;
-use ndarray::{Array1, ArrayView2, Axis};
+use ndarray::{Array1, Axis};
 use serde::{Deserialize, Serialize};
 
 pub struct Rgd;
@@ -87,13 +88,13 @@ impl Method for Rgd {
 }
 
 struct Machine<'a> {
-    x: ArrayView2<'a, f64>,
+    x: Block<'a>,
 }
 
 impl Client for Machine<'_> {
     fn respond(&mut self, msg: &Message) -> Result<Message> {
         let y = msg.get("y")?;
-        check_rows("RGD", "y", y, self.x.nrows())?;
+        check_rows("RGD", "y", y, self.x.n())?;
         Ok(Message::new().with("ay", a_times(self.x, y.view())))
     }
 

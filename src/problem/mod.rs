@@ -157,7 +157,7 @@ pub fn reference_note(point: &Point) -> String {
         Kind::Robust => "the planted truth (L₀, S₀)".into(),
         Kind::Sparse if point.problem.mu.is_some() => sparse::REFERENCE_MU.into(),
         Kind::Sparse => sparse::REFERENCE.into(),
-        Kind::Eigvec => eigvec::REFERENCE.into(),
+        Kind::Eigvec => eigvec::reference(point.data.n),
     }
 }
 

@@ -340,7 +340,7 @@ fn data(
                     &sizes,
                     data_seed,
                 )),
-                (DataMatrix::Sparse(_), Some(_)) => {
+                (DataMatrix::Sparse(_) | DataMatrix::Centred { .. }, Some(_)) => {
                     bail!("noise features are appended to dense datasets only")
                 }
                 (a, None) => a,

@@ -64,10 +64,33 @@ pub const MPI_NOT_BUILT: &str = "--backend mpi: this dpca was built without MPI 
      deps-system`), then start it under mpirun: `mpirun -np 3 dpca run MANIFEST --backend mpi`";
 
 /// Bytes a point needs at the least: its n×m data matrix and a Gram matrix of its smaller side,
-/// which any reference needs (working copies come on top).
+/// which any reference needs (working copies come on top). Sparse samples (a LIBSVM dataset or
+/// file: rcv1) are never made n×m dense, and their size, 12 bytes per non-zero, is known only
+/// once read; their Gram matrix is formed only up to a side of
+/// [`GRAM_MAX_N`](crate::problem::subspace::GRAM_MAX_N) (block Krylov beyond).
 fn min_bytes(point: &Point) -> u128 {
     let (n, m) = (point.data.n as u128, point.data.m as u128);
-    8 * (n * m + n.min(m).pow(2))
+    let gram = n.min(m).pow(2);
+    if sparse_data(point) {
+        let formed = n.min(m) <= crate::problem::subspace::GRAM_MAX_N as u128;
+        return if formed { 8 * gram } else { 0 };
+    }
+    8 * (n * m + gram)
+}
+
+/// Whether the point's data is read as sparse samples.
+fn sparse_data(point: &Point) -> bool {
+    use crate::manifest::{FileFormat, Generator};
+    match point.data.generator {
+        Generator::Dataset => point
+            .data
+            .dataset
+            .as_deref()
+            .and_then(|name| crate::data::datasets::find(name).ok())
+            .is_some_and(|d| matches!(d.format, crate::data::datasets::Format::Libsvm { .. })),
+        Generator::File => point.data.format == Some(FileFormat::Libsvm),
+        _ => false,
+    }
 }
 
 /// MemAvailable of /proc/meminfo, in bytes (None where there is no such file).

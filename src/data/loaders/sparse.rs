@@ -6,7 +6,7 @@
 //! forms a dense n×m, n×n or m×m matrix.
 
 use anyhow::{bail, Result};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use std::ops::Range;
 
 /// Sparse samples: row j (sample j) holds `indices[indptr[j]..indptr[j+1]]` (feature numbers,
@@ -247,6 +247,54 @@ impl<'a> CsrView<'a> {
             }
         }
         Ok(Array2::from_shape_vec((self.n_features, p), out).expect("n·p entries"))
+    }
+
+    /// (A − μ1ᵀ)((A − μ1ᵀ)ᵀZ) (n × p) for Z dense n × p and the n-vector μ, in one pass over
+    /// the samples: for each sample a, w = aᵀZ − μᵀZ, add a·wᵀ and sum the w; then subtract
+    /// μ·(Σw)ᵀ. Never forms a centred (dense) sample.
+    pub fn centred_a_at_z(&self, z: ArrayView2<f64>, mean: ArrayView1<f64>) -> Result<Array2<f64>> {
+        let (zr, p) = self.row_major(z, "Z")?;
+        if mean.len() != self.n_features {
+            bail!(
+                "the mean has {} entries but the data has {} features",
+                mean.len(),
+                self.n_features
+            );
+        }
+        let mz: Vec<f64> = mean.dot(&z).to_vec();
+        let mut out = vec![0.0; self.n_features * p];
+        let mut w = vec![0.0; p];
+        let mut wsum = vec![0.0; p];
+        for j in 0..self.n_samples() {
+            let (idx, val) = self.sample(j);
+            w.fill(0.0);
+            for (&i, &v) in idx.iter().zip(val) {
+                axpy(v, &zr[i as usize * p..][..p], &mut w);
+            }
+            for (wi, mi) in w.iter_mut().zip(&mz) {
+                *wi -= mi;
+            }
+            for (&i, &v) in idx.iter().zip(val) {
+                axpy(v, &w, &mut out[i as usize * p..][..p]);
+            }
+            axpy(1.0, &w, &mut wsum);
+        }
+        for (i, &m) in mean.iter().enumerate() {
+            axpy(-m, &wsum, &mut out[i * p..][..p]);
+        }
+        Ok(Array2::from_shape_vec((self.n_features, p), out).expect("n·p entries"))
+    }
+
+    /// A1: the sum of the block's samples (n-vector), in sample order.
+    pub fn sum(&self) -> Array1<f64> {
+        let mut s = Array1::zeros(self.n_features);
+        for j in 0..self.n_samples() {
+            let (idx, val) = self.sample(j);
+            for (&i, &v) in idx.iter().zip(val) {
+                s[i as usize] += v;
+            }
+        }
+        s
     }
 
     /// ‖A‖²_F of the block.

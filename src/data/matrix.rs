@@ -86,9 +86,11 @@ impl DataMatrix {
 }
 
 /// [`Block::gram`] of a dense n×m matrix given block by block, `block(range)` returning those
-/// columns (n × len, column-major) or the error that ends the sum: the same products summed in the same order, so the same
-/// bits, holding one block and two n×n matrices at a time (groups one after the other; their
-/// sum is in group order either way).
+/// columns (n × len, column-major) or the error that ends the sum: the same products summed in
+/// the same order, so the same bits, holding one block and two n×n matrices at a time (groups
+/// one after the other; their sum is in group order either way, as in [`sum_in_order`]).
+///
+/// [`sum_in_order`]: crate::linalg::sum_in_order
 pub fn dense_gram_by_blocks(
     n: usize,
     m: usize,

@@ -182,6 +182,16 @@ pub fn support_f1(s: ArrayView2<f64>, s0: ArrayView2<f64>) -> f64 {
 }
 
 /// The stream the planted problem of `point` is drawn from.
+/// The manifest's rank, outlier sparsity and magnitude of the planted L₀ + S₀ (validated).
+fn planted_params(point: &Point) -> (usize, f64, Magnitude) {
+    let d = &point.data;
+    (
+        d.rank.expect("validated: robust data has a rank"),
+        d.sparsity.expect("validated: robust data has a sparsity"),
+        d.magnitude.unwrap_or_default(),
+    )
+}
+
 fn planted_rng(point: &Point, run_seed: u64) -> impl Rng {
     let (_, data_seed) = super::data_key(point, run_seed);
     seed::rng(data_seed, &["planted"])
@@ -203,12 +213,13 @@ pub(super) fn share(point: &Point, run_seed: u64, pick: super::Pick) -> Result<s
     let d = &point.data;
     let sizes = point.partition.client_sizes(d.m);
     let cols = pick(&sizes);
+    let (r, sparsity, magnitude) = planted_params(point);
     let part = planted_columns(
         d.n,
         d.m,
-        d.rank.expect("validated: robust data has a rank"),
-        d.sparsity.expect("validated: robust data has a sparsity"),
-        d.magnitude.unwrap_or_default(),
+        r,
+        sparsity,
+        magnitude,
         &mut planted_rng(point, run_seed),
         cols.clone(),
     );
@@ -230,12 +241,13 @@ pub struct RobustInstance {
 impl RobustInstance {
     pub fn build(point: &Point, run_seed: u64) -> Result<Self> {
         let d = &point.data;
+        let (r, sparsity, magnitude) = planted_params(point);
         let truth = planted(
             d.n,
             d.m,
-            d.rank.expect("validated: robust data has a rank"),
-            d.sparsity.expect("validated: robust data has a sparsity"),
-            d.magnitude.unwrap_or_default(),
+            r,
+            sparsity,
+            magnitude,
             &mut planted_rng(point, run_seed),
         )?;
         // Column-major, as DataMatrix::Dense is everywhere: clients take contiguous column blocks.

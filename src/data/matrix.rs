@@ -11,7 +11,10 @@
 //! their bits do not depend on the thread count.
 
 use crate::data::loaders::{Csr, CsrView};
+use crate::data::uniform_matrix;
+use crate::linalg::krylov::{top_eigs, KrylovOptions, TopEig, KRYLOV_TOL};
 use crate::linalg::{fro2, spectral_norm2};
+use crate::seed;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, ShapeBuilder};
 use rayon::prelude::*;
 
@@ -333,6 +336,27 @@ impl<'a> Block<'a> {
                 acc
             },
         )
+    }
+
+    /// The top p eigenpairs of AAᵀ by block Krylov on [`Self::gram_times_par`], from a start
+    /// fixed by (n, p), to residuals ≤ [`KRYLOV_TOL`]·σ₁²: the reference of large problems and
+    /// the local solves of methods on sparse blocks alike.
+    pub fn top_gram_eigs(&self, p: usize) -> anyhow::Result<TopEig> {
+        use anyhow::Context;
+        let n = self.n();
+        let block = (p + p.max(10)).min(n / 2);
+        let start = uniform_matrix(
+            n,
+            block,
+            &mut seed::rng(0, &["krylov-start", &n.to_string(), &p.to_string()]),
+        );
+        let opts = KrylovOptions {
+            steps: 10,
+            tol: KRYLOV_TOL,
+            max_restarts: 500,
+        };
+        top_eigs(p, |x| self.gram_times_par(x), start.view(), opts)
+            .context("top eigenpairs of AAᵀ by block Krylov")
     }
 
     /// A(AᵀX) over the whole block in parallel sample groups, summed in a fixed order.

@@ -10,6 +10,10 @@ use super::{orth, sym_eig_desc};
 use anyhow::{bail, Result};
 use ndarray::{concatenate, s, Array1, Array2, ArrayView2, Axis};
 
+/// Relative residual ‖Gu − θu‖/θ₁ to which references and local solves converge: an eigenvalue
+/// then errs by ~1e-24·θ₁²/gap, a vector by 1e-12·θ₁/gap.
+pub const KRYLOV_TOL: f64 = 1e-12;
+
 /// Settings of [`top_eigs`].
 #[derive(Clone, Copy, Debug)]
 pub struct KrylovOptions {

@@ -66,7 +66,7 @@ impl Svd {
 /// A converged Ritz pair of G has ‖Gy − θy‖ ≤ KRYLOV_TOL·θ₁ (θ₁ = σ₁²): its singular subspace
 /// is off by about KRYLOV_TOL·σ₁²/(σ_j² − σ_{b+1}²), its singular value (after Rayleigh–Ritz on
 /// A) by about σ₁ times the square of that.
-const KRYLOV_TOL: f64 = 1e-12;
+use super::krylov::KRYLOV_TOL;
 /// Krylov steps per restart (basis of b·(s+1) columns): 3 measured fewer restarts than 2 at
 /// little extra cost per restart.
 const KRYLOV_STEPS: usize = 3;

@@ -113,7 +113,8 @@ impl Client for Machine<'_> {
             // Sparse: the top t eigenpairs of X_kX_kᵀ by block Krylov on its products
             // (residuals ≤ 1e-12·σ₁², as partial_svd's), σ_i = √θ_i.
             other if self.t > 0 => {
-                let eig = crate::problem::subspace::krylov(other, self.t)
+                let eig = other
+                    .top_gram_eigs(self.t)
                     .context("DisPCA-L: local top singular vectors")?;
                 (eig.vectors, eig.values.mapv(|v| v.max(0.0).sqrt()))
             }

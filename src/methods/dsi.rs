@@ -220,7 +220,7 @@ impl<'a> Precond<'a> {
             other => {
                 // λ₁, λ₂ of A_1 by block Krylov (residuals ≤ 1e-12·λ₁).
                 let eig = if d >= 4 {
-                    crate::problem::subspace::krylov(other, 2)?.values / n as f64
+                    other.top_gram_eigs(2)?.values / n as f64
                 } else {
                     let g = other.gram() / n as f64;
                     crate::linalg::sym_eig_desc(g.view())?.values

@@ -36,9 +36,9 @@ use super::{Instance, MetricDef};
 use crate::data::matrix::{Block, DataMatrix};
 use crate::data::{eigengap, partition, prepare};
 use crate::fed::Message;
+use crate::linalg::krylov::KRYLOV_TOL;
 use crate::linalg::sym_eig_desc;
 use crate::manifest::{Generator, Point};
-use crate::problem::subspace::KRYLOV_TOL;
 use crate::run::Progress;
 use crate::seed;
 use anyhow::{bail, Result};
@@ -331,7 +331,7 @@ fn centre_and_reference(x: DataMatrix, dense_max: usize) -> Result<(DataMatrix, 
         };
         return Ok((x, reference, top));
     }
-    let eig = crate::problem::subspace::krylov(x.view(), 1)?;
+    let eig = x.view().top_gram_eigs(1)?;
     let top = checked_top(&(&eig.values / n as f64))?;
     x.scale(1.0 / top.sqrt());
     let v = eig.vectors.column(0).to_owned();
@@ -354,10 +354,7 @@ fn local_top(x1: Block, dense_max: usize) -> Result<Array1<f64>> {
         let a1 = x1.gram() / x1.samples() as f64;
         return Ok(sym_eig_desc(a1.view())?.vectors.column(0).to_owned());
     }
-    Ok(crate::problem::subspace::krylov(x1, 1)?
-        .vectors
-        .column(0)
-        .to_owned())
+    Ok(x1.top_gram_eigs(1)?.vectors.column(0).to_owned())
 }
 
 impl Instance for EigvecInstance {

@@ -10,7 +10,7 @@
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::Block;
 use crate::data::uniform_matrix;
-use crate::linalg::krylov::{top_eigs, KrylovOptions};
+use crate::linalg::krylov::KRYLOV_TOL;
 use crate::linalg::{fro2, sym_eig_desc};
 use crate::seed;
 use anyhow::{Context, Result};
@@ -57,8 +57,6 @@ pub const METRICS: &[MetricDef] = &[
 
 /// Largest n whose reference goes through the n×n Gram matrix (512 MB at 8192).
 pub const GRAM_MAX_N: usize = 8192;
-/// Relative residual ‖Gu − θu‖/θ₁ of the Krylov reference: eigenvalues then err by ~1e-24·θ₁²/gap.
-pub const KRYLOV_TOL: f64 = 1e-12;
 
 /// Exact solution and what the metrics need.
 pub struct Reference {
@@ -104,7 +102,7 @@ impl Reference {
         let key = format!("{key}-krylov-p{p}-tol{KRYLOV_TOL:e}");
         let mut fresh = None;
         let vectors = cache.get_or_build("krylov", &format!("{key}-vectors"), || {
-            let eig = krylov(data, p)?;
+            let eig = data.top_gram_eigs(p)?;
             let v = eig.vectors.clone();
             fresh = Some(eig);
             Ok(v)
@@ -113,7 +111,7 @@ impl Reference {
             // Computed together with the vectors; recomputed only if this file alone was lost.
             let eig = match fresh.take() {
                 Some(eig) => eig,
-                None => krylov(data, p)?,
+                None => data.top_gram_eigs(p)?,
             };
             Ok(eig.values.insert_axis(Axis(0)))
         })?;
@@ -165,30 +163,12 @@ impl Reference {
     }
 }
 
-/// The top p eigenpairs of AAᵀ by block Krylov, from a start fixed by (n, p).
-pub fn krylov(data: Block, p: usize) -> Result<crate::linalg::krylov::TopEig> {
-    let n = data.n();
-    let block = (p + p.max(10)).min(n / 2);
-    let start = uniform_matrix(
-        n,
-        block,
-        &mut seed::rng(0, &["krylov-start", &n.to_string(), &p.to_string()]),
-    );
-    let opts = KrylovOptions {
-        steps: 10,
-        tol: KRYLOV_TOL,
-        max_restarts: 500,
-    };
-    top_eigs(p, |x| data.gram_times_par(x), start.view(), opts)
-        .context("reference solution by block Krylov")
-}
-
 /// λ₁(AAᵀ) = ‖A‖₂², exactly as the reference would compute it (for rescaling data to λ₁ = 1).
 pub fn top_eigenvalue(data: Block) -> Result<f64> {
     if data.n() <= GRAM_MAX_N {
         Ok(sym_eig_desc(data.gram().view())?.values[0])
     } else {
-        Ok(krylov(data, 1)?.values[0])
+        Ok(data.top_gram_eigs(1)?.values[0])
     }
 }
 

@@ -13,8 +13,9 @@ top p−1 eigenvectors of AAᵀ: it rescales λ₁…λ_(p−1) to a chosen λ�
 … and every eigenvector, so SSI's tail rate λ_(p+1)/λ_p is unchanged while FAPS's penalty
 β_i = β₀‖A_i‖₂² follows λ₁.
 
-Usage: faps_spectrum_study.py [DATA_DIR] (default datasets/raw, with fashion-mnist and mnist
-fetched by `dpca data fetch`). Prints, per case and start, the rounds of SSI and FAPS.
+Usage: `make numpy-venv`, then `.venv/bin/python scripts/faps_spectrum_study.py [DATA_DIR]`
+(default datasets/raw, with fashion-mnist and mnist fetched by `dpca data fetch`); about 5 min on
+one core. Prints, per case and start, the rounds of SSI and FAPS.
 """
 
 import sys

@@ -101,6 +101,7 @@ impl Params {
             mu: self.penalty_mu,
             period: self.period,
             power_iters: self.power_iters,
+            beta_max: Some(self.beta_max),
         }
     }
 }
@@ -194,7 +195,6 @@ impl Method for Dssal1 {
     fn client<'a>(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
         let mut client = FapsClient::new(&params.faps(), setup)?;
         client.curvature = true;
-        client.beta_max = params.beta_max;
         Ok(Box::new(client))
     }
 }

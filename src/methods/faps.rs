@@ -53,6 +53,13 @@ pub struct Params {
     pub period: usize,
     /// Power steps to estimate ‖A_i‖₂ for β⁽⁰⁾.
     pub power_iters: usize,
+    /// Cap of rule (25): β_i ≤ beta_max·‖A_i‖₂². Unset (the default, the paper's rule): no cap.
+    /// Left out of the resolved parameters when unset, so runs without it keep their
+    /// fingerprints. Why a cap can matter: once d_i stops falling by (1+μ) per period (a slow
+    /// tail, or clients whose data differ), β grows ×(1+θ) every period without end, X_i is
+    /// pinned to Z and FAPS freezes (fig1a/fig1b on Gaussian data, fig4 at the paper's size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beta_max: Option<f64>,
 }
 
 impl Default for Params {
@@ -68,6 +75,7 @@ impl Default for Params {
             mu: 0.01,
             period: 5,
             power_iters: 30,
+            beta_max: None,
         }
     }
 }
@@ -99,6 +107,10 @@ pub(crate) const DOC_THETA: (&str, &str) = (
     "penalty rule (25): every `period` rounds β ← (1+θ)β unless d fell enough",
 );
 pub(crate) const DOC_PERIOD: (&str, &str) = ("period", "rounds between checks of the penalty rule");
+pub(crate) const DOC_BETA_MAX: (&str, &str) = (
+    "beta_max",
+    "cap of the penalty rule: β_i ≤ beta_max·‖A_i‖₂² (FAPS: unset, no cap, the paper's rule)",
+);
 pub(crate) const DOC_POWER_ITERS: (&str, &str) = (
     "power_iters",
     "power steps each client spends estimating ‖A_i‖₂",
@@ -119,6 +131,7 @@ impl super::Params for Params {
         ),
         DOC_PERIOD,
         DOC_POWER_ITERS,
+        DOC_BETA_MAX,
     ];
 
     /// Reject values no run could use; the error names the parameter.
@@ -147,6 +160,11 @@ impl super::Params for Params {
         if self.period == 0 {
             return bad("period", "must be >= 1");
         }
+        if let Some(b) = self.beta_max {
+            if !(b >= self.beta0) {
+                return bad("beta_max", "must be >= beta0");
+            }
+        }
         Ok(())
     }
 }
@@ -156,8 +174,6 @@ pub(super) struct FapsClient<'a> {
     a: Block<'a>,
     /// Also send ‖Λ_i‖₂ + β_i (scalar `c`), from which DSSAL1's server bounds its step size.
     pub(super) curvature: bool,
-    /// Cap of the penalty rule in units of ‖A_i‖₂² (DSSAL1's `beta_max`; FAPS has none).
-    pub(super) beta_max: f64,
     /// ‖A_i‖₂², by power iterations.
     a_norm2: f64,
     params: Params,
@@ -266,7 +282,8 @@ impl Client for FapsClient<'_> {
         let d = (2.0 * fro2((&self.x - &z.dot(&z.t().dot(&self.x))).view())).sqrt();
         self.dists.push(d);
         if k > 0 && k % prm.period == 0 && self.dists[k - prm.period] <= (1.0 + prm.mu) * d {
-            self.beta = (self.beta * (1.0 + prm.theta)).min(self.beta_max * self.a_norm2);
+            let cap = prm.beta_max.unwrap_or(f64::INFINITY) * self.a_norm2;
+            self.beta = (self.beta * (1.0 + prm.theta)).min(cap);
         }
         let (x, iters, ax) = self.inner_solve(z, prm);
         self.ax = ax.unwrap_or_else(|| self.a.gram_times(x.view()));
@@ -342,7 +359,6 @@ impl<'a> FapsClient<'a> {
         Ok(FapsClient {
             a,
             curvature: false,
-            beta_max: f64::INFINITY,
             a_norm2,
             params: params.clone(),
             k: 0,
@@ -362,6 +378,85 @@ mod tests {
     use super::*;
     use crate::data::uniform_matrix;
     use crate::linalg::max_rel_diff as rel;
+
+    /// Replies of 3 clients over `rounds` rounds from the same data and start, with `params`.
+    fn replies(params: &Params, rounds: usize) -> Vec<Array2<f64>> {
+        let mut rng = seed::rng(5, &["faps-cap"]);
+        let (n, sizes, p) = (24, [40, 60, 50], 3);
+        let a = uniform_matrix(n, sizes.iter().sum(), &mut rng);
+        let z0 = orth(uniform_matrix(n, p, &mut rng).view());
+        let start = Message::new().with("z", z0.clone());
+        let blocks = Block::Dense(a.view()).split(&sizes);
+        let mut clients: Vec<FapsClient> = (0..sizes.len())
+            .map(|index| {
+                let setup = ClientSetup {
+                    index,
+                    block: blocks[index],
+                    sizes: &sizes,
+                    start: &start,
+                    seed: 9,
+                };
+                FapsClient::new(params, setup).unwrap()
+            })
+            .collect();
+        let (mut z, mut out) = (z0, Vec::new());
+        for _ in 0..rounds {
+            let msg = Message::new().with("z", z.clone());
+            let mut sum = Array2::<f64>::zeros((n, p));
+            for c in clients.iter_mut() {
+                let y = c.respond(&msg).unwrap().get("y").unwrap().clone();
+                sum += &y;
+                out.push(y);
+            }
+            z = orth(sum.view());
+        }
+        out
+    }
+
+    /// beta_max = beta0 holds β at β⁽⁰⁾: the same replies, bit for bit, as switching the rule off
+    /// (θ = 0), and not those of the uncapped rule; unset, it is left out of the resolved
+    /// parameters (so runs without it keep their fingerprints) and gives the uncapped rule.
+    #[test]
+    fn beta_max_caps_the_penalty_rule() {
+        let base = Params {
+            period: 1,
+            mu: 0.5,
+            ..Params::default()
+        };
+        let capped = replies(
+            &Params {
+                beta_max: Some(base.beta0),
+                ..base.clone()
+            },
+            10,
+        );
+        let fixed = replies(
+            &Params {
+                theta: 0.0,
+                ..base.clone()
+            },
+            10,
+        );
+        let uncapped = replies(&base, 10);
+        assert_eq!(capped, fixed);
+        assert_ne!(capped, uncapped);
+        let high = replies(
+            &Params {
+                beta_max: Some(1e300),
+                ..base.clone()
+            },
+            10,
+        );
+        assert_eq!(high, uncapped);
+        let json = serde_json::to_value(&base).unwrap();
+        assert!(json.get("beta_max").is_none(), "{json}");
+        let set = serde_json::to_value(Params {
+            beta_max: Some(1.0),
+            ..base
+        })
+        .unwrap();
+        assert_eq!(set["beta_max"], 1.0);
+    }
 
     /// Reusing A_iA_iᵀX_i from W_i's computation as the next round's first product gives the
     /// same iterates (X_i, W_i, replies, inner steps) as recomputing it, for every inner rule.

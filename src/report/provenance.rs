@@ -85,6 +85,22 @@ fn git_revision(dir: &std::path::Path) -> Value {
     })
 }
 
+/// The checkout's revision as it was when this process started its runs (see
+/// [`pin_git_revision`]).
+static GIT_AT_START: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+
+/// Record the checkout's commit and dirtiness now, once per process. Called before any run
+/// starts, so that run.json names the code the runs started from, not whatever the checkout
+/// holds when run.json is written: a paper-profile run can outlive a commit or an edit.
+pub fn pin_git_revision() {
+    pinned(&GIT_AT_START, std::path::Path::new("."));
+}
+
+/// `cell`'s revision of `dir`, read the first time only.
+fn pinned<'a>(cell: &'a std::sync::OnceLock<Value>, dir: &std::path::Path) -> &'a Value {
+    cell.get_or_init(|| git_revision(dir))
+}
+
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()
@@ -128,7 +144,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
             "name": m.name, "label": m.label, "variant": m.variant, "params_resolved": m.resolved,
         })).collect::<Vec<_>>(),
         "not_implemented": out.planned.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
-        "git": git_revision(std::path::Path::new(".")),
+        "git": pinned(&GIT_AT_START, std::path::Path::new(".")).clone(),
         "dpca_bench": env!("CARGO_PKG_VERSION"),
         "stack": env!("DPCA_STACK_VERSIONS"),
         "blas": blas_backend(),
@@ -162,7 +178,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::git_revision;
+    use super::{git_revision, pinned};
     use std::process::Command;
 
     /// A run writes results/: that alone must not mark the next run's code "dirty"; a change
@@ -192,7 +208,12 @@ mod tests {
         assert_eq!(dirty(), Some(false));
         std::fs::write(dir.path().join("results/x/a.csv"), "2\n").unwrap();
         assert_eq!(dirty(), Some(false), "results/ changed only");
+        // Pinned before the edit, the revision stays what the run started from.
+        let start = std::sync::OnceLock::new();
+        let head = pinned(&start, dir.path()).clone();
+        assert_eq!(head["dirty"].as_bool(), Some(false));
         std::fs::write(dir.path().join("src/m.rs"), "// changed\n").unwrap();
         assert_eq!(dirty(), Some(true), "a source changed");
+        assert_eq!(*pinned(&start, dir.path()), head, "pinned at the start");
     }
 }

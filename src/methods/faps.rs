@@ -379,6 +379,31 @@ mod tests {
     use crate::data::uniform_matrix;
     use crate::linalg::max_rel_diff as rel;
 
+    /// One FAPS client per block, all from `start` (client seed 9), reusing products or not.
+    fn clients<'a>(
+        params: &Params,
+        blocks: &[Block<'a>],
+        sizes: &[usize],
+        start: &Message,
+        reuse: bool,
+    ) -> Vec<FapsClient<'a>> {
+        (0..sizes.len())
+            .map(|index| {
+                let setup = ClientSetup {
+                    index,
+                    block: blocks[index],
+                    sizes,
+                    start,
+                    seed: 9,
+                };
+                FapsClient {
+                    reuse,
+                    ..FapsClient::new(params, setup).unwrap()
+                }
+            })
+            .collect()
+    }
+
     /// Replies of 3 clients over `rounds` rounds from the same data and start, with `params`.
     fn replies(params: &Params, rounds: usize) -> Vec<Array2<f64>> {
         let mut rng = seed::rng(5, &["faps-cap"]);
@@ -387,18 +412,7 @@ mod tests {
         let z0 = orth(uniform_matrix(n, p, &mut rng).view());
         let start = Message::new().with("z", z0.clone());
         let blocks = Block::Dense(a.view()).split(&sizes);
-        let mut clients: Vec<FapsClient> = (0..sizes.len())
-            .map(|index| {
-                let setup = ClientSetup {
-                    index,
-                    block: blocks[index],
-                    sizes: &sizes,
-                    start: &start,
-                    seed: 9,
-                };
-                FapsClient::new(params, setup).unwrap()
-            })
-            .collect();
+        let mut clients = clients(params, &blocks, &sizes, &start, true);
         let (mut z, mut out) = (z0, Vec::new());
         for _ in 0..rounds {
             let msg = Message::new().with("z", z.clone());
@@ -477,24 +491,10 @@ mod tests {
                 period: 2,
                 ..Params::default()
             };
-            let clients = |reuse: bool| -> Vec<FapsClient> {
-                (0..sizes.len())
-                    .map(|index| {
-                        let setup = ClientSetup {
-                            index,
-                            block: blocks[index],
-                            sizes: &sizes,
-                            start: &start,
-                            seed: 9,
-                        };
-                        FapsClient {
-                            reuse,
-                            ..FapsClient::new(&params, setup).unwrap()
-                        }
-                    })
-                    .collect()
-            };
-            let (mut with, mut without) = (clients(true), clients(false));
+            let (mut with, mut without) = (
+                clients(&params, &blocks, &sizes, &start, true),
+                clients(&params, &blocks, &sizes, &start, false),
+            );
             let mut z = z0.clone();
             for round in 0..12 {
                 let msg = Message::new().with("z", z.clone());

@@ -334,14 +334,16 @@ fn fetch_source(dir: &Path, src: &Source) -> Result<BTreeMap<String, String>> {
                 let Some(files) = verify(root, other)? else {
                     bail!("{}", absent_message(root, other));
                 };
+                // verify() has just checked every file against these recorded hashes.
+                let recorded = read_sums(&files.dir)?;
                 for f in todo.iter().filter(|f| files.names.contains(&f.name)) {
                     let from = files.dir.join(f.name);
                     let dest = dir.join(f.name);
-                    // A hard link costs no space; verify() has just hashed the source.
-                    let h = if std::fs::hard_link(&from, &dest).is_ok() {
-                        sha256_file(&dest)?
-                    } else {
-                        install_from(&from, false, &dest, f.sha256)?
+                    // A hard link costs no space and is the verified file itself; a copy is
+                    // hashed on the way.
+                    let h = match recorded.get(f.name) {
+                        Some(h) if std::fs::hard_link(&from, &dest).is_ok() => h.clone(),
+                        _ => install_from(&from, false, &dest, f.sha256)?,
                     };
                     hashes.insert(f.name.to_string(), h);
                 }

@@ -228,12 +228,42 @@ fn fake_cifar10(root: &Path) {
     std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
 }
 
+/// Loads `rest` as an SSI manifest, builds its dataset whole (sparse or not, as `sparse` says)
+/// and arranged for the partition the way the runner does, and checks every client range's
+/// share against it; returns the experiment for more checks.
+fn check_arranged(root: &Path, rest: &str, what: &str, sparse: bool) -> manifest::Experiment {
+    use dpca_bench::data::{partition, prepare};
+    let exp = load(
+        root,
+        &manifest("faps", "000_87ac87c3d542a13b.txt", "ssi", rest),
+    );
+    let point = &exp.points[0];
+    let (a, labels) = prepare::dataset_matrix(&point.data, root).unwrap();
+    assert_eq!(a.is_sparse(), sparse, "{what}");
+    let key = point.data.cache_key();
+    let mut rng = dpca_bench::seed::rng(SEED, &["partition", &key]);
+    let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng).unwrap();
+    let whole = Whole {
+        data: &a,
+        sizes: &sizes,
+        start: None,
+    };
+    compare(
+        what,
+        point,
+        root,
+        &MatrixCache::new(root.join("cache")),
+        &whole,
+    );
+    exp
+}
+
 /// A dataset's share equals the columns of the whole matrix arranged for the partition: read
 /// sample by sample (CIFAR's bytes, entrywise preprocessing, any partition, Dirichlet's by
 /// label too), or loaded whole where a step needs more than a mean.
 #[test]
 fn dataset_columns_equal_the_arranged_matrix() {
-    use dpca_bench::data::{partition, prepare};
+    use dpca_bench::data::prepare;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     fake_cifar10(root);
@@ -254,29 +284,9 @@ fn dataset_columns_equal_the_arranged_matrix() {
              preprocess = {steps}\nn = 3072\nm = 30\n[partition]\nscheme = {scheme}\n\
              clients = 3\n[problem]\np = 2\n"
         );
-        let exp = load(
-            root,
-            &manifest("faps", "000_87ac87c3d542a13b.txt", "ssi", &rest),
-        );
-        let point = &exp.points[0];
-        let (a, labels) = prepare::dataset_matrix(&point.data, root).unwrap();
-        let key = point.data.cache_key();
-        let mut rng = dpca_bench::seed::rng(SEED, &["partition", &key]);
-        let (a, sizes) =
-            partition::arrange(a, labels.as_deref(), &point.partition, &mut rng).unwrap();
-        let whole = Whole {
-            data: &a,
-            sizes: &sizes,
-            start: None,
-        };
         let what = format!("cifar-10 {split} {steps} {scheme}");
-        compare(
-            &what,
-            point,
-            root,
-            &MatrixCache::new(root.join("cache")),
-            &whole,
-        );
+        let exp = check_arranged(root, &rest, &what, false);
+        let point = &exp.points[0];
         let read = prepare::ByteSamples::open(&point.data, root).unwrap();
         assert_eq!(read.is_some(), by_sample, "{what}");
     }
@@ -355,7 +365,7 @@ fn fake_a9a(root: &Path) {
 /// label needed first) it is loaded whole, still equal.
 #[test]
 fn libsvm_rows_equal_the_arranged_matrix() {
-    use dpca_bench::data::{partition, prepare};
+    use dpca_bench::data::prepare;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     fake_a9a(root);
@@ -369,30 +379,9 @@ fn libsvm_rows_equal_the_arranged_matrix() {
             "[data]\ngenerator = \"dataset\"\ndataset = \"a9a\"\nsplit = \"{split}\"\n\
              n = 123\nm = {m}\n[partition]\nscheme = {scheme}\nclients = 3\n[problem]\np = 2\n"
         );
-        let exp = load(
-            root,
-            &manifest("faps", "000_87ac87c3d542a13b.txt", "ssi", &rest),
-        );
-        let point = &exp.points[0];
-        let (a, labels) = prepare::dataset_matrix(&point.data, root).unwrap();
-        assert!(a.is_sparse());
-        let key = point.data.cache_key();
-        let mut rng = dpca_bench::seed::rng(SEED, &["partition", &key]);
-        let (a, sizes) =
-            partition::arrange(a, labels.as_deref(), &point.partition, &mut rng).unwrap();
-        let whole = Whole {
-            data: &a,
-            sizes: &sizes,
-            start: None,
-        };
         let what = format!("a9a {split} {m} {scheme}");
-        compare(
-            &what,
-            point,
-            root,
-            &MatrixCache::new(root.join("cache")),
-            &whole,
-        );
+        let exp = check_arranged(root, &rest, &what, true);
+        let point = &exp.points[0];
         // The row reader applies to the file (the share skips it under Dirichlet).
         let rows = prepare::sparse_samples(&point.data, root, &[2, 0]).unwrap();
         assert!(rows.is_some(), "{what}");

@@ -477,7 +477,7 @@ fn dispatch(cli: Cli) -> Result<()> {
 const MAX_THREADS_PER_CORE: usize = 4;
 
 fn setup(common: &Common) -> Result<Options> {
-    report::provenance::pin_git_revision();
+    let _ = report::provenance::pin_git_revision();
     let opts = common.options();
     if opts.backend == Backend::Mpi && !cfg!(feature = "mpi") {
         return Err(UsageError(run::MPI_NOT_BUILT.into()).into());

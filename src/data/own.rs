@@ -42,6 +42,12 @@ pub fn infer_format(path: &Path) -> Option<FileFormat> {
     })
 }
 
+/// A data file's format: `format` if given, else what the name of `source` implies.
+pub fn file_format(spec: &DataSpec) -> Option<FileFormat> {
+    spec.format
+        .or_else(|| infer_format(Path::new(spec.source.as_deref()?)))
+}
+
 /// A 64-digit hex digest, lowercased; None for anything else.
 fn normal_digest(s: &str) -> Option<String> {
     (s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| s.to_ascii_lowercase())
@@ -142,7 +148,7 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
             format!("{}: not a regular file", data.display()),
         ));
     }
-    let format = match spec.format.or_else(|| infer_format(&data)) {
+    let format = match file_format(spec) {
         Some(f) => f,
         None => {
             return Err(mismatch(
@@ -438,4 +444,23 @@ fn classes(values: &[i64]) -> Vec<u32> {
         distinct.into_iter().zip(0..).collect()
     };
     values.iter().map(|v| index[v]).collect()
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::file_format;
+    use crate::manifest::{DataSpec, FileFormat};
+
+    /// `format` wins; without it the source's name decides, through a .bz2 ending too.
+    #[test]
+    fn file_format_comes_from_the_key_or_the_source_name() {
+        let spec = |extra: &str| -> DataSpec {
+            toml::from_str(&format!("generator = \"file\"\nn = 3\nm = 4\n{extra}")).unwrap()
+        };
+        let svm = spec("source = \"d/x.svm.bz2\"");
+        assert_eq!(file_format(&svm), Some(FileFormat::Libsvm));
+        let forced = spec("source = \"d/x.svm\"\nformat = \"csv\"");
+        assert_eq!(file_format(&forced), Some(FileFormat::Csv));
+        assert_eq!(file_format(&spec("source = \"d/x.dat\"")), None);
+    }
 }

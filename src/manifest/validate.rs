@@ -720,7 +720,7 @@ fn check_file(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             ));
         }
     }
-    if d.format == Some(super::schema::FileFormat::Libsvm) {
+    if crate::data::own::file_format(d) == Some(super::schema::FileFormat::Libsvm) {
         if let Some(step) = d.preprocess.iter().find(|s| **s != Preprocess::UnitTop) {
             return Err(loc.error(
                 "data.preprocess",

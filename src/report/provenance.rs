@@ -92,8 +92,8 @@ static GIT_AT_START: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
 /// Record the checkout's commit and dirtiness now, once per process. Called before any run
 /// starts, so that run.json names the code the runs started from, not whatever the checkout
 /// holds when run.json is written: a paper-profile run can outlive a commit or an edit.
-pub fn pin_git_revision() {
-    pinned(&GIT_AT_START, std::path::Path::new("."));
+pub fn pin_git_revision() -> &'static Value {
+    pinned(&GIT_AT_START, std::path::Path::new("."))
 }
 
 /// `cell`'s revision of `dir`, read the first time only.
@@ -144,7 +144,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
             "name": m.name, "label": m.label, "variant": m.variant, "params_resolved": m.resolved,
         })).collect::<Vec<_>>(),
         "not_implemented": out.planned.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
-        "git": pinned(&GIT_AT_START, std::path::Path::new(".")).clone(),
+        "git": pin_git_revision().clone(),
         "dpca_bench": env!("CARGO_PKG_VERSION"),
         "stack": env!("DPCA_STACK_VERSIONS"),
         "blas": blas_backend(),

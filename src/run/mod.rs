@@ -88,7 +88,7 @@ fn sparse_data(point: &Point) -> bool {
             .as_deref()
             .and_then(|name| crate::data::datasets::find(name).ok())
             .is_some_and(|d| matches!(d.format, crate::data::datasets::Format::Libsvm { .. })),
-        Generator::File => point.data.format == Some(FileFormat::Libsvm),
+        Generator::File => crate::data::own::file_format(&point.data) == Some(FileFormat::Libsvm),
         _ => false,
     }
 }

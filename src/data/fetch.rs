@@ -48,6 +48,8 @@ pub struct Files {
     pub names: Vec<&'static str>,
     /// Index of the source whose files these are.
     pub source: usize,
+    /// SHA-256 of each file, as verify() has just computed it.
+    pub hashes: BTreeMap<String, String>,
 }
 
 /// One-line message for a dataset that is not there, naming the command that fetches it.
@@ -149,6 +151,7 @@ pub fn verify(root: &Path, ds: &Dataset) -> Result<Option<Files>> {
         dir,
         names: ds.sources[source].files.iter().map(|f| f.name).collect(),
         source,
+        hashes,
     }))
 }
 
@@ -334,14 +337,12 @@ fn fetch_source(dir: &Path, src: &Source) -> Result<BTreeMap<String, String>> {
                 let Some(files) = verify(root, other)? else {
                     bail!("{}", absent_message(root, other));
                 };
-                // verify() has just checked every file against these recorded hashes.
-                let recorded = read_sums(&files.dir)?;
                 for f in todo.iter().filter(|f| files.names.contains(&f.name)) {
                     let from = files.dir.join(f.name);
                     let dest = dir.join(f.name);
-                    // A hard link costs no space and is the verified file itself; a copy is
-                    // hashed on the way.
-                    let h = match recorded.get(f.name) {
+                    // A hard link costs no space and is the file verify() has just hashed; a
+                    // copy is hashed on the way.
+                    let h = match files.hashes.get(f.name) {
                         Some(h) if std::fs::hard_link(&from, &dest).is_ok() => h.clone(),
                         _ => install_from(&from, false, &dest, f.sha256)?,
                     };

@@ -14,8 +14,8 @@
 //! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look.
 //!
 //! Before the rounds, the product they are made of, A_i(A_iᵀZ) on every client in parallel,
-//! two ways: two BLAS calls (what `Block::gram_times` does for dense blocks), and the fused
-//! kernel ([`gram_times_chunked`], chunks of samples read from memory once) at its default
+//! two ways: two BLAS calls (DPCA_PRODUCT_KERNEL=blas), and the AVX-512 kernel fused over
+//! chunks of samples ([`gram_times_chunked`], what `Block::gram_times` runs on an AVX-512 CPU) at its default
 //! chunk length ([`chunk_len`]) and a few others. After them, the same rounds in NumPy (scripts/numpy_rounds.py, run by the
 //! Python in DPCA_BENCH_PYTHON — `make bench` sets up a venv with NumPy from PyPI — on a
 //! uniform random matrix of the same shape, NumPy's multithreaded BLAS on all cores): the
@@ -120,7 +120,7 @@ fn benches(c: &mut Criterion) {
             let mark = if chunk == used { " (default)" } else { "" };
             rows.push(row(
                 &mut g,
-                &format!("A_i(A_iᵀZ) fused, chunks of {chunk}{mark}"),
+                &format!("A_i(A_iᵀZ) AVX-512 fused, chunks of {chunk}{mark}"),
                 product,
                 || {
                     dense

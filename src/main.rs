@@ -34,6 +34,12 @@ use std::process::ExitCode;
 ///   dpca report
 ///   dpca verify --profile quick --threads 1
 ///   dpca compare results/faps/table4/quick /tmp/other/faps/table4/quick
+///
+/// Environment (each recorded in run.json, since each decides the last bits of the results):
+///   DPCA_PRODUCT_KERNEL=avx512|blas   code of the dense products A_i(A_iᵀX) and A_iᵀX
+///                                     (default: avx512 where the CPU has AVX-512F and FMA)
+///   OPENBLAS_CORETYPE=Haswell         pin OpenBLAS's kernels (with DPCA_PRODUCT_KERNEL=blas:
+///                                     the same bits on any x86-64 CPU with AVX2)
 #[derive(Parser)]
 #[command(name = "dpca", version, about, long_about, verbatim_doc_comment)]
 struct Cli {
@@ -491,6 +497,7 @@ fn setup(common: &Common) -> Result<Options> {
         );
     }
     linalg::force_single_threaded_blas();
+    linalg::gram_product::select_kernel().map_err(|e| UsageError(format!("{e:#}")))?;
     rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build_global()

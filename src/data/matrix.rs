@@ -12,6 +12,7 @@
 
 use crate::data::loaders::{Csr, CsrView};
 use crate::data::uniform_matrix;
+use crate::linalg::gram_product::{gram_times_dense, t_times_dense};
 use crate::linalg::krylov::{top_eigs, KrylovOptions, TopEig, KRYLOV_TOL};
 use crate::linalg::{fro2, spectral_norm2};
 use crate::seed;
@@ -170,14 +171,11 @@ impl<'a> Block<'a> {
     /// `A (Aᵀ X)`: the product with the block's Gram matrix, without forming it.
     /// `x` must have n rows (an invariant of every caller, not user input).
     ///
-    /// Dense: two BLAS calls. The fused chunked kernel
-    /// ([`gram_times_dense`](crate::linalg::gram_product::gram_times_dense), each sample read
-    /// from memory once) measured no faster here (`make bench BENCH=rounds`, "product" rows:
-    /// 0.98–1.07× at table1's client blocks), so the two calls, whose bits every committed
-    /// result has, stay. CSR: fused, one sample at a time ([`CsrView::a_at_z`]).
+    /// Dense: [`gram_times_dense`] (the AVX-512 kernel fused over chunks of samples, or two BLAS
+    /// calls). CSR: fused, one sample at a time ([`CsrView::a_at_z`]).
     pub fn gram_times(&self, x: ArrayView2<f64>) -> Array2<f64> {
         match self {
-            Self::Dense(a) => a.dot(&a.t().dot(&x)),
+            Self::Dense(a) => gram_times_dense(*a, x),
             Self::Sparse(a) => a.a_at_z(x).expect("X has one row per feature"),
             Self::Centred(a, mean) => a
                 .centred_a_at_z(x, *mean)
@@ -188,7 +186,7 @@ impl<'a> Block<'a> {
     /// AᵀZ (samples × p), for Z with one row per feature (an invariant of every caller).
     pub fn t_dot(&self, z: ArrayView2<f64>) -> Array2<f64> {
         match self {
-            Self::Dense(a) => a.t().dot(&z),
+            Self::Dense(a) => t_times_dense(*a, z),
             Self::Sparse(a) => a.at_z(z).expect("Z has one row per feature"),
             Self::Centred(a, mean) => {
                 let mut t = a.at_z(z).expect("Z has one row per feature");
@@ -257,10 +255,7 @@ impl<'a> Block<'a> {
 
     /// ‖AᵀZ‖²_F.
     pub fn fro2_at(&self, z: ArrayView2<f64>) -> f64 {
-        match self {
-            Self::Dense(a) => fro2(a.t().dot(&z).view()),
-            Self::Sparse(_) | Self::Centred(..) => fro2(self.t_dot(z).view()),
-        }
+        fro2(self.t_dot(z).view())
     }
 
     /// ‖A‖²_F.

@@ -1,53 +1,210 @@
-//! A(AᵀX) for a dense column-major block A (n × samples), fused over cache-sized chunks of
-//! samples.
+//! A(AᵀX) and AᵀX for a dense column-major block A (n × samples): the products every subspace
+//! method's round is made of.
 //!
-//! Two BLAS calls, T = AᵀX then A·T, stream A from memory twice. Here each chunk A_c of
-//! consecutive samples is read from memory once: T_c = A_cᵀX, then Y += A_c T_c while A_c is
-//! still in the core's L2 cache. Where memory traffic binds the two calls this saves up to half
-//! the time; on the AMD EPYC (Zen 5, 1 MiB L2) this project is measured on it ran at 0.98–1.07×
-//! the two calls at FAPS table1's client blocks (benches/rounds.rs, "product" rows), so
-//! [`Block::gram_times`](crate::data::matrix::Block::gram_times) keeps the two calls; the
-//! bench tells where switching pays.
+//! Two kernels, chosen once per process ([`Kernel`], run.json's `product_kernel`):
+//! - `avx512` (default where the CPU has AVX-512F and FMA): the kernels of [`super::avx512`],
+//!   which read A where it lies instead of packing it. A(AᵀX) is fused over chunks of
+//!   consecutive samples: T_c = A_cᵀX, then Y += A_c T_c while A_c is still in the core's L2,
+//!   so each sample is read from memory once.
+//! - `blas` (elsewhere, or DPCA_PRODUCT_KERNEL=blas): two BLAS calls, A·(AᵀX). With
+//!   OPENBLAS_CORETYPE pinned too, it gives the same bits on AVX2 and AVX-512 machines.
 //!
-//! The chunk length depends on n alone (never on threads), and chunks are added to Y in sample
-//! order, so the bits of the result are fixed by the data and the BLAS kernels. (CSR blocks are
-//! fused sample by sample in [`CsrView::a_at_z`](crate::data::loaders::CsrView::a_at_z).)
+//! Either way the bits are fixed by the data, n and the sample order, never by the thread count
+//! or the chunk length (see [`super::avx512`]). (CSR blocks are fused sample by sample in
+//! [`CsrView::a_at_z`](crate::data::loaders::CsrView::a_at_z).)
 
-use ndarray::{linalg::general_mat_mul, s, Array2, ArrayView2, ShapeBuilder};
+use anyhow::Result;
+use ndarray::{s, Array2, ArrayView2, ShapeBuilder};
+use std::sync::OnceLock;
+
+/// Which code computes the dense products.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    Avx512,
+    Blas,
+}
+
+impl Kernel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Avx512 => "avx512",
+            Kernel::Blas => "blas",
+        }
+    }
+}
+
+/// The environment variable that overrides the choice.
+pub const KERNEL_ENV: &str = "DPCA_PRODUCT_KERNEL";
+
+static KERNEL: OnceLock<Kernel> = OnceLock::new();
+
+fn cpu_has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The kernel for `DPCA_PRODUCT_KERNEL`'s value (None: unset): the CPU's best unless told.
+pub fn choose(requested: Option<&str>) -> Result<Kernel> {
+    match requested.map(str::trim) {
+        None | Some("") => Ok(if cpu_has_avx512() {
+            Kernel::Avx512
+        } else {
+            Kernel::Blas
+        }),
+        Some("blas") => Ok(Kernel::Blas),
+        Some("avx512") if cpu_has_avx512() => Ok(Kernel::Avx512),
+        Some("avx512") => anyhow::bail!(
+            "{KERNEL_ENV}=avx512: this CPU lacks AVX-512F or FMA; use blas (or leave it unset)"
+        ),
+        Some(other) => anyhow::bail!("{KERNEL_ENV}={other:?}: expected avx512 or blas"),
+    }
+}
+
+/// Read DPCA_PRODUCT_KERNEL and fix the kernel for this process; an unknown value is an error.
+/// `dpca` calls it before any work; later calls return the kernel already fixed.
+pub fn select_kernel() -> Result<Kernel> {
+    if let Some(k) = KERNEL.get() {
+        return Ok(*k);
+    }
+    let k = choose(std::env::var(KERNEL_ENV).ok().as_deref())?;
+    Ok(*KERNEL.get_or_init(|| k))
+}
+
+/// The kernel in use (fixed on first use; library users without `dpca` get the CPU's best, and
+/// a bad DPCA_PRODUCT_KERNEL panics here with the same message `dpca` would exit with).
+pub fn kernel() -> Kernel {
+    select_kernel().unwrap_or_else(|e| panic!("{e:#}"))
+}
 
 /// Bytes of A per chunk: half of a 1 MiB L2, leaving room for X, T_c and Y.
 const CHUNK_BYTES: usize = 512 * 1024;
-/// Bounds on samples per chunk: below MIN the BLAS calls are too thin to run at speed; above MAX
-/// (small n) the chunk is L2-resident anyway.
+/// Bounds on samples per chunk: below MIN the per-chunk overhead shows; above MAX (small n)
+/// the chunk is L2-resident anyway.
 const MIN_CHUNK: usize = 16;
 const MAX_CHUNK: usize = 1024;
 
-/// Samples per chunk for n features: a multiple of 8 (whole AVX-512 vectors of T_c's columns).
+/// Samples per chunk for n features: a multiple of 8. Speed only: the bits do not depend on it.
 pub fn chunk_len(n: usize) -> usize {
     let fit = CHUNK_BYTES / (8 * n.max(1));
     (fit / 8 * 8).clamp(MIN_CHUNK, MAX_CHUNK)
 }
 
-/// A(AᵀX) (n × p) for A n × samples and X n × p, in chunks of [`chunk_len`] samples.
+/// A(AᵀX) (n × p) for A n × samples and X n × p, by the process's [`kernel`].
 /// Panics unless X has n rows (an invariant of every caller, like ndarray's `dot`).
 pub fn gram_times_dense(a: ArrayView2<f64>, x: ArrayView2<f64>) -> Array2<f64> {
-    gram_times_chunked(a, x, chunk_len(a.nrows()))
+    match kernel() {
+        Kernel::Avx512 => gram_times_chunked(a, x, chunk_len(a.nrows())),
+        Kernel::Blas => a.dot(&a.t().dot(&x)),
+    }
 }
 
-/// [`gram_times_dense`] with an explicit chunk length (tests use short ones to get tails).
+/// AᵀX (samples × p) for A n × samples and X n × p, by the process's [`kernel`].
+pub fn t_times_dense(a: ArrayView2<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+    match kernel() {
+        Kernel::Avx512 => t_times_avx512(a, x),
+        Kernel::Blas => a.t().dot(&x),
+    }
+}
+
+/// A's leading dimension when its samples are contiguous columns (what the kernels read), or
+/// None (a row-major or strided view: the BLAS path takes it).
+fn leading_dim(a: ArrayView2<f64>) -> Option<usize> {
+    let (n, m) = a.dim();
+    let [rs, cs] = [a.strides()[0], a.strides()[1]];
+    let rows_ok = n <= 1 || rs == 1;
+    let lda = if m <= 1 {
+        n.max(1)
+    } else {
+        usize::try_from(cs).ok()?
+    };
+    (rows_ok && lda >= n && cpu_has_avx512()).then_some(lda)
+}
+
+/// X as a column-major n × p with its leading dimension (copied unless it is one already).
+fn col_major<'a>(x: ArrayView2<'a, f64>) -> (std::borrow::Cow<'a, [f64]>, usize) {
+    let n = x.nrows().max(1);
+    match x.to_slice_memory_order() {
+        Some(sl) if x.t().is_standard_layout() => (sl.into(), n),
+        _ => (
+            crate::linalg::to_f_order(x)
+                .into_raw_vec_and_offset()
+                .0
+                .into(),
+            n,
+        ),
+    }
+}
+
+/// AᵀX by the AVX-512 kernel (the BLAS call where A's layout does not suit it).
+fn t_times_avx512(a: ArrayView2<f64>, x: ArrayView2<f64>) -> Array2<f64> {
+    let (n, m) = a.dim();
+    assert_eq!(x.nrows(), n, "AᵀX: X needs one row per row of A");
+    let p = x.ncols();
+    let Some(lda) = leading_dim(a) else {
+        return a.t().dot(&x);
+    };
+    let (xs, ldx) = col_major(x);
+    let mut t = Array2::<f64>::zeros((m, p).f());
+    if m > 0 && p > 0 {
+        let ldt = m;
+        let out = t.as_slice_memory_order_mut().expect("fresh array");
+        // SAFETY: A is valid for n rows (unit stride) × m samples (stride lda ≥ n), X for n × p
+        // (ldx = n), T for m × p (ldt = m); the CPU has AVX-512F and FMA (leading_dim checked).
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            super::avx512::at_x(
+                (n, m, p),
+                (a.as_ptr(), lda),
+                (xs.as_ptr(), ldx),
+                (out.as_mut_ptr(), ldt),
+            )
+        };
+    }
+    t
+}
+
+/// A(AᵀX) fused over chunks of `chunk` samples by the AVX-512 kernels (two BLAS calls where
+/// A's layout does not suit them). Public for the bench and tests, which vary the chunk.
 pub fn gram_times_chunked(a: ArrayView2<f64>, x: ArrayView2<f64>, chunk: usize) -> Array2<f64> {
     let (n, m) = a.dim();
     assert_eq!(x.nrows(), n, "A(AᵀX): X needs one row per row of A");
     let p = x.ncols();
-    let chunk = chunk.max(1);
+    let Some(lda) = leading_dim(a) else {
+        return a.dot(&a.t().dot(&x));
+    };
+    let (xs, ldx) = col_major(x);
+    let chunk = chunk.clamp(1, m.max(1));
     let mut y = Array2::<f64>::zeros((n, p).f());
-    let mut t = Array2::<f64>::zeros((chunk.min(m), p).f());
+    let mut t = vec![0.0; chunk * p];
+    let out = y.as_slice_memory_order_mut().expect("fresh array");
     for start in (0..m).step_by(chunk) {
-        let end = (start + chunk).min(m);
-        let ac = a.slice(s![.., start..end]);
-        let mut tc = t.slice_mut(s![..end - start, ..]);
-        general_mat_mul(1.0, &ac.t(), &x, 0.0, &mut tc);
-        general_mat_mul(1.0, &ac, &tc, 1.0, &mut y);
+        let c = (m - start).min(chunk);
+        let ac = a.slice(s![.., start..start + c]);
+        // SAFETY: A_c is valid for n rows (unit stride) × c samples (stride lda ≥ n), X for
+        // n × p (ldx = n), T for c × p (ldt = chunk ≥ c), Y for n × p (ldy = n); the CPU has
+        // AVX-512F and FMA (leading_dim checked).
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            use super::avx512::{a_t, at_x};
+            at_x(
+                (n, c, p),
+                (ac.as_ptr(), lda),
+                (xs.as_ptr(), ldx),
+                (t.as_mut_ptr(), chunk),
+            );
+            a_t(
+                (n, c, p),
+                (ac.as_ptr(), lda),
+                (t.as_ptr(), chunk),
+                (out.as_mut_ptr(), n.max(1)),
+            );
+        }
     }
     y
 }
@@ -69,34 +226,88 @@ mod tests {
         }
     }
 
-    /// Equal to the two-call product A·(AᵀX) to 1e-13 relative, for shapes with and without a
-    /// tail chunk, a single short chunk, an empty block, and X in either memory order.
+    /// Shapes (n, samples, p, chunk) with every kind of tail: rows not a multiple of 8 or of the
+    /// 24-row tile, p not a multiple of the column tiles (5 and 8), a tail chunk, a single short
+    /// chunk, one sample, no samples, one feature.
+    const SHAPES: &[(usize, usize, usize, usize)] = &[
+        (50, 1000, 5, 64),
+        (50, 1024, 5, 64),
+        (200, 37, 20, 64),
+        (2000, 300, 20, 32),
+        (13, 1, 3, 16),
+        (30, 0, 4, 16),
+        (7, 50, 11, 8),
+        (24, 33, 9, 8),
+        (25, 100, 1, 16),
+        (1, 10, 2, 4),
+        (100, 64, 13, 16),
+    ];
+
+    /// The AVX-512 products equal the two BLAS calls A·(AᵀX) and AᵀX to 1e-13 relative, with X
+    /// in either memory order. (Without AVX-512 both sides are BLAS: the test still runs.)
     #[test]
-    fn fused_equals_two_calls() {
+    fn kernels_equal_blas() {
+        if !cpu_has_avx512() {
+            eprintln!("no AVX-512 on this CPU: the kernels fall back to BLAS");
+        }
         let mut rng = seed::rng(7, &["gram_product"]);
-        for &(n, m, p, chunk) in &[
-            (50, 1000, 5, 64),   // 15 full chunks + a tail of 40
-            (50, 1024, 5, 64),   // no tail
-            (200, 37, 20, 64),   // one chunk shorter than the chunk length
-            (2000, 300, 20, 32), // FAPS's n, tail of 12
-            (13, 1, 3, 16),      // a single sample
-            (30, 0, 4, 16),      // no samples: zero
-        ] {
-            let a = uniform_matrix(n, m, &mut rng);
+        for &(n, m, p, chunk) in SHAPES {
+            let a = crate::linalg::to_f_order(uniform_matrix(n, m, &mut rng).view());
             let x = uniform_matrix(n, p, &mut rng);
             let want = a.dot(&a.t().dot(&x));
-            let got = gram_times_chunked(a.view(), x.view(), chunk);
-            assert_eq!(got.dim(), (n, p));
-            if m == 0 {
-                assert!(got.iter().all(|&v| v == 0.0));
-                continue;
+            let want_t = a.t().dot(&x);
+            for x in [x.view(), crate::linalg::to_f_order(x.view()).view()] {
+                let got = gram_times_chunked(a.view(), x, chunk);
+                let got_t = t_times_avx512(a.view(), x);
+                assert_eq!((got.dim(), got_t.dim()), ((n, p), (m, p)));
+                if m == 0 {
+                    assert!(got.iter().all(|&v| v == 0.0));
+                    continue;
+                }
+                let (e, e_t) = (rel(&got, &want), rel(&got_t, &want_t));
+                assert!(
+                    e < 1e-13 && e_t < 1e-13,
+                    "n={n} m={m} p={p} chunk={chunk}: {e:e} {e_t:e}"
+                );
             }
-            let e = rel(&got, &want);
-            assert!(e < 1e-13, "n={n} m={m} p={p} chunk={chunk}: {e:e}");
-            let xc = x.as_standard_layout().to_owned();
-            assert!(rel(&gram_times_chunked(a.view(), xc.view(), chunk), &want) < 1e-13);
-            assert!(rel(&gram_times_dense(a.view(), x.view()), &want) < 1e-13);
         }
+    }
+
+    /// The chunk length is speed only: every chunk length gives the same bits.
+    #[test]
+    fn chunk_length_does_not_change_the_bits() {
+        let mut rng = seed::rng(11, &["gram_product"]);
+        let a = crate::linalg::to_f_order(uniform_matrix(61, 203, &mut rng).view());
+        let x = uniform_matrix(61, 7, &mut rng);
+        let first = gram_times_chunked(a.view(), x.view(), 1);
+        for chunk in [3, 8, 16, 64, 203, 1000] {
+            assert_eq!(
+                gram_times_chunked(a.view(), x.view(), chunk),
+                first,
+                "chunk {chunk}"
+            );
+        }
+        assert_eq!(gram_times_dense(a.view(), x.view()), first);
+    }
+
+    /// DPCA_PRODUCT_KERNEL: unset picks the CPU's best, `blas` is always there, anything else
+    /// is an error that names the variable and what it accepts.
+    #[test]
+    fn kernel_choice() {
+        let best = if cpu_has_avx512() {
+            Kernel::Avx512
+        } else {
+            Kernel::Blas
+        };
+        assert_eq!(choose(None).unwrap(), best);
+        assert_eq!(choose(Some("")).unwrap(), best);
+        assert_eq!(choose(Some("blas")).unwrap(), Kernel::Blas);
+        assert_eq!(choose(Some("avx512")).is_ok(), cpu_has_avx512());
+        let e = choose(Some("avx2")).unwrap_err().to_string();
+        assert!(
+            e.contains(KERNEL_ENV) && e.contains("\"avx2\"") && e.contains("avx512 or blas"),
+            "{e}"
+        );
     }
 
     /// The CSR block's fused product (one sample at a time) equals its two-call product AᵀX
@@ -129,12 +340,13 @@ mod tests {
         }
     }
 
-    /// A block that is a column range of a larger matrix (a client's view) gives the same bits
-    /// as its own copy: the kernel reads through the view's strides.
+    /// A block that is a column range of a larger matrix (a client's view), or a row range
+    /// (leading dimension above its rows), gives the same bits as its own copy: the kernels
+    /// read through the view's strides.
     #[test]
     fn views_and_copies_agree_bitwise() {
         let mut rng = seed::rng(8, &["gram_product"]);
-        let a = uniform_matrix(40, 500, &mut rng);
+        let a = crate::linalg::to_f_order(uniform_matrix(40, 500, &mut rng).view());
         let x = uniform_matrix(40, 6, &mut rng);
         let view = a.slice(s![.., 100..333]);
         let copy = crate::linalg::to_f_order(view);
@@ -142,5 +354,13 @@ mod tests {
             gram_times_chunked(view, x.view(), 16),
             gram_times_chunked(copy.view(), x.view(), 16)
         );
+        let rows = a.slice(s![3..30, 10..90]);
+        let copy = crate::linalg::to_f_order(rows);
+        let xr = x.slice(s![3..30, ..]);
+        assert_eq!(
+            gram_times_chunked(rows, xr, 16),
+            gram_times_chunked(copy.view(), xr, 16)
+        );
+        assert_eq!(t_times_dense(rows, xr), t_times_dense(copy.view(), xr));
     }
 }

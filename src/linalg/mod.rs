@@ -4,6 +4,8 @@
 //! LAPACK factorises are kept column-major (`.f()`): ndarray-linalg's QR is 2× slower on
 //! row-major input.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod eig;
 pub mod gram_product;
 pub mod krylov;

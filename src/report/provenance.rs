@@ -151,6 +151,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "blas_core": blas_core(),
         "cpu": cpu_model(),
         "cpu_features": cpu_features(),
+        "product_kernel": crate::linalg::gram_product::kernel().name(),
         "threads": out.threads,
         "peak_rss_mib": out.peak_rss_mib,
         "started_unix": out.started_unix,
@@ -165,7 +166,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
             }
         }
         // Recorded since run.json has had them: absent from older runs, never the renderer's.
-        for k in ["blas_core", "cpu_features"] {
+        for k in ["blas_core", "cpu_features", "product_kernel"] {
             v["rendered_by"][k] = v[k].clone();
             match &old[k] {
                 Value::Null => drop(v.as_object_mut().map(|o| o.remove(k))),

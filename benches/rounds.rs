@@ -154,6 +154,7 @@ fn benches(c: &mut Criterion) {
     drop(faps);
     g.finish();
     let numpy = numpy_rounds(n, m, p, d);
+    let peak_avx512 = avx512_peak();
     for r in &mut rows {
         r.numpy = numpy.as_ref().and_then(|v| {
             let key = ["ssi", "localpower", "faps"]
@@ -162,7 +163,31 @@ fn benches(c: &mut Criterion) {
             v[key].as_f64()
         });
     }
-    summary(&rows, peak_one, peak_all, numpy.as_ref());
+    summary(&rows, [peak_one, peak_all, peak_avx512], numpy.as_ref());
+}
+
+/// The all-core dgemm GFLOP/s with AVX-512 kernels: NumPy's OpenBLAS told
+/// OPENBLAS_CORETYPE=SkylakeX (scripts/numpy_rounds.py dgemm). None (said why) without AVX-512
+/// or DPCA_BENCH_PYTHON. Debian's OpenBLAS runs its AVX2 Haswell kernels on CPUs it does not
+/// know, so the peak measured in this process can sit well below what the CPU can do.
+fn avx512_peak() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx512 = false;
+    let python = std::env::var_os("DPCA_BENCH_PYTHON").filter(|_| avx512)?;
+    let out = Command::new(python)
+        .args(["scripts/numpy_rounds.py", "dgemm"])
+        .env("OPENBLAS_CORETYPE", "SkylakeX")
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let v: Option<serde_json::Value> = out.and_then(|o| serde_json::from_slice(&o.stdout).ok());
+    let peak = v.as_ref().and_then(|v| v["dgemm_gflops"].as_f64());
+    if peak.is_none() {
+        println!("AVX-512 dgemm peak not measured (scripts/numpy_rounds.py dgemm failed)");
+    }
+    peak
 }
 
 /// Seconds per round of the NumPy rounds at the same sizes (see the module's doc), or None
@@ -194,14 +219,10 @@ fn numpy_rounds(n: usize, m: usize, p: usize, d: usize) -> Option<serde_json::Va
     }
 }
 
-/// The table criterion cannot print: seconds per round, GFLOP/s, % of the all-core peak, and
-/// NumPy's time for the same round over ours.
-fn summary(
-    rows: &[Row],
-    peak_one: Option<f64>,
-    peak_all: Option<f64>,
-    numpy: Option<&serde_json::Value>,
-) {
+/// The table criterion cannot print: seconds per round, GFLOP/s, % of the all-core peak (and of
+/// the AVX-512 dgemm peak where measured), and NumPy's time for the same round over ours.
+fn summary(rows: &[Row], peaks: [Option<f64>; 3], numpy: Option<&serde_json::Value>) {
+    let [peak_one, peak_all, peak_avx512] = peaks;
     let gf = |g: f64| format!("{g:.1}");
     println!(
         "\nrounds: dgemm peak {} GFLOP/s on 1 core, {} GFLOP/s on {} cores (medians of {SAMPLES} samples)",
@@ -209,6 +230,11 @@ fn summary(
         fmt_opt(peak_all, gf),
         rayon::current_num_threads()
     );
+    if let Some(p) = peak_avx512 {
+        println!(
+            "AVX-512 dgemm peak (NumPy's OpenBLAS, OPENBLAS_CORETYPE=SkylakeX, all cores): {p:.1} GFLOP/s"
+        );
+    }
     if let Some(v) = numpy {
         println!(
             "NumPy {} on {} (medians of 3 rounds)",
@@ -217,19 +243,24 @@ fn summary(
         );
     }
     println!(
-        "{:<44} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9}",
-        "round", "s/round", "GFLOP/round", "GFLOP/s", "% peak", "NumPy s", "NumPy/us"
+        "{:<50} {:>8} {:>11} {:>8} {:>7} {:>9} {:>8} {:>8}",
+        "round", "s/round", "GFLOP/round", "GFLOP/s", "% peak", "% AVX512", "NumPy s", "NumPy/us"
     );
     for r in rows {
         let rate = r.secs.map(|s| r.flops / s / 1e9);
-        let share = rate.zip(peak_all).map(|(g, p)| 100.0 * g / p);
+        let share = |peak: Option<f64>| {
+            fmt_opt(rate.zip(peak).map(|(g, p)| 100.0 * g / p), |s| {
+                format!("{s:.0}%")
+            })
+        };
         println!(
-            "{:<44} {:>9} {:>11.1} {:>9} {:>9} {:>9} {:>9}",
+            "{:<50} {:>8} {:>11.1} {:>8} {:>7} {:>9} {:>8} {:>8}",
             r.name,
             fmt_opt(r.secs, |s| format!("{s:.3}")),
             r.flops / 1e9,
             fmt_opt(rate, gf),
-            fmt_opt(share, |s| format!("{s:.0}%")),
+            share(peak_all),
+            share(peak_avx512),
             fmt_opt(r.numpy, |s| format!("{s:.3}")),
             fmt_opt(r.numpy.zip(r.secs).map(|(a, b)| a / b), |x| format!(
                 "{x:.2}x"
@@ -237,6 +268,3 @@ fn summary(
         );
     }
 }
-
-criterion_group!(rounds, benches);
-criterion_main!(rounds);

@@ -268,3 +268,6 @@ fn summary(rows: &[Row], peaks: [Option<f64>; 3], numpy: Option<&serde_json::Val
         );
     }
 }
+
+criterion_group!(rounds, benches);
+criterion_main!(rounds);

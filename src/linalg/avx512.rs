@@ -1,18 +1,19 @@
-//! AVX-512 kernels for the two skinny products every subspace method is made of, AᵀX and A·T,
+//! AVX-512 kernels for the skinny products every subspace method is made of, AᵀX and A·T,
 //! with A n × c column-major (a chunk of samples) and X, T, Y holding p ≪ n columns.
 //!
 //! Why not BLAS: with p ≈ 20 columns a BLAS dgemm spends a third of its time packing A into
 //! its panel layout (perf: dgemm_oncopy/otcopy 34 %), and each sample is used for only 2p
 //! flops after that copy. These kernels read A where it lies. Measured at FAPS Table 1's
-//! client blocks (n = 2000, 1000 samples, p = 20, one core): the fused A(AᵀX) 58–62 GFLOP/s,
-//! against 29 for Debian OpenBLAS's two calls (its Haswell kernels, which it runs on this
-//! CPU), 50 with OPENBLAS_CORETYPE=SkylakeX, 35 for NumPy's OpenBLAS, 31–35 for the `gemm`
-//! crate (benches/rounds.rs measures it again, against the same machine's dgemm).
+//! client blocks (n = 2000, 1000 samples, p = 20, one core): the fused A(AᵀX) 93–96 GFLOP/s
+//! with [`at_x_wide`], against 29 for Debian OpenBLAS's two calls (its Haswell kernels, which
+//! it runs on this CPU), 50 with OPENBLAS_CORETYPE=SkylakeX, 35 for NumPy's OpenBLAS, 31–35
+//! for the `gemm` crate (benches/rounds.rs measures it again, against the machine's dgemm).
 //!
-//! The bits of each entry are fixed by n and the sample order alone, never by the chunking or
-//! the register tiling: T[j, q] is the sum over rows r in 8 lanes (lane r mod 8, rows in
-//! order, one FMA each) reduced by `_mm512_reduce_add_pd`; Y[r, q] adds A[r, j]·T[j, q] for j
-//! in sample order, one FMA each.
+//! The bits of each entry are fixed by n, p and the sample order alone, never by the chunking
+//! or the register tiling: in [`at_x_wide`] (p ≥ 4) T[j, q] is one FMA chain over the rows in
+//! order; in [`at_x`] (p < 4) it is the sum over rows in 8 lanes (lane r mod 8, rows in order,
+//! one FMA each) reduced by `_mm512_reduce_add_pd`; Y[r, q] adds A[r, j]·T[j, q] for j in
+//! sample order, one FMA each.
 //!
 //! Safety: callers pass pointers valid for the stated shapes and leading dimensions (checked in
 //! [`super::gram_product`], the only caller), and have checked `avx512f` and `fma` at run time.

@@ -9,8 +9,8 @@
 //! - `blas` (elsewhere, or DPCA_PRODUCT_KERNEL=blas): two BLAS calls, A·(AᵀX). With
 //!   OPENBLAS_CORETYPE pinned too, it gives the same bits on AVX2 and AVX-512 machines.
 //!
-//! Either way the bits are fixed by the data, n and the sample order, never by the thread count
-//! or the chunk length (see [`super::avx512`]). (CSR blocks are fused sample by sample in
+//! Either way the bits are fixed by the data, n, p and the sample order, never by the thread
+//! count or the chunk length (see [`super::avx512`]). (CSR blocks are fused sample by sample in
 //! [`CsrView::a_at_z`](crate::data::loaders::CsrView::a_at_z).)
 
 use anyhow::Result;
@@ -130,9 +130,9 @@ fn leading_dim(a: ArrayView2<f64>) -> Option<usize> {
 
 /// From this many columns of X on, AᵀX runs on [`at_x_wide`](super::avx512::at_x_wide)
 /// (columns along the vector lanes); below it on [`at_x`](super::avx512::at_x) (rows along the
-/// lanes), where a vector of 8 columns would be mostly empty. Measured on one core at n = 2000:
-/// p = 1 ran at 15 GFLOP/s narrow against 9.5 wide, p = 5 at 43 against 49, p = 20 at 64
-/// against 110 (a chunk hot in L2).
+/// lanes), where a vector of 8 columns would be mostly empty. The fused A(AᵀX), one core,
+/// n = 2000, 1000 samples, narrow against wide: p = 1 15 against 9.5 GFLOP/s, p = 5 43
+/// against 49, p = 10 61 against 73, p = 20 70 against 96.
 pub const WIDE_MIN_P: usize = 4;
 
 /// X as the AᵀX kernel for its width reads it: rows of X (row-major, row stride p) for the

@@ -208,28 +208,21 @@ fn product_kernel_is_chosen_by_env_and_recorded() {
             .output()
             .unwrap()
     };
-    let recorded = |out: &str| -> String {
+    let run_json = |out: &str| -> serde_json::Value {
         let path = d.join(out).join("faps/tiny/quick/run.json");
-        let json: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        json["product_kernel"]
-            .as_str()
-            .expect("product_kernel recorded")
-            .to_string()
-    };
-    let avx512 = cfg!(target_arch = "x86_64") && {
-        #[cfg(target_arch = "x86_64")]
-        let has = std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma");
-        #[cfg(not(target_arch = "x86_64"))]
-        let has = false;
-        has
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
     };
     for (kernel, out) in [("blas", "rb"), ("", "rd")] {
         let o = run(kernel, out);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    assert_eq!(recorded("rb"), "blas");
-    assert_eq!(recorded("rd"), if avx512 { "avx512" } else { "blas" });
+    assert_eq!(run_json("rb")["product_kernel"], "blas");
+    // The default follows the CPU features the same run.json records.
+    let json = run_json("rd");
+    let cpu = &json["cpu_features"];
+    let avx512 = cpu["avx512f"] == true && cpu["fma"] == true;
+    let default = if avx512 { "avx512" } else { "blas" };
+    assert_eq!(json["product_kernel"], default);
     let rows = |out: &str| -> Vec<Vec<String>> {
         let text =
             std::fs::read_to_string(d.join(out).join("faps/tiny/quick/summary.csv")).unwrap();

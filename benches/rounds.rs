@@ -146,9 +146,10 @@ fn benches(c: &mut Criterion) {
     }));
     drop(lp);
     // FAPS (default: 5 fixed inner steps): 5 products (the first inner one is the last
-    // round's, reused; one for W (16)) + ½ for f_i = ‖A_iᵀZ‖²_F.
+    // round's, reused; one for W (16)) + ½ for f_i = ‖A_iᵀZ‖²_F, and its n×p work.
     let mut faps = method(inst.as_ref(), "faps", "");
-    rows.push(row(&mut g, &name("faps"), 5.5 * product, || {
+    let faps_flops = 5.5 * product + faps_np2_flops(n, p, d);
+    rows.push(row(&mut g, &name("faps"), faps_flops, || {
         faps.step().unwrap()
     }));
     drop(faps);
@@ -164,6 +165,28 @@ fn benches(c: &mut Criterion) {
         });
     }
     summary(&rows, [peak_one, peak_all, peak_avx512], numpy.as_ref());
+    faps_against_ssi(&rows, faps_flops / product);
+}
+
+/// Flops of a FAPS round (5 fixed inner steps) besides its products, over all d clients: per
+/// inner step, H·V's terms X(WᵀV) + W(XᵀV) + βZ(ZᵀV) are six GEMMs of 2np² each and the QR
+/// with its Q formed about 4np²; per round, the distance d_i 4np², W_i (16) 4np², Y_i 8np².
+/// 5·16 + 16 = 96np² a client: 8 % of the round's flops at Table 1's size.
+fn faps_np2_flops(n: usize, p: usize, d: usize) -> f64 {
+    96.0 * (d * n * p * p) as f64
+}
+
+/// A FAPS round's time in SSI rounds, beside its flops in SSI rounds (an SSI round is one
+/// product; its server's sum and QR are O(np²) once): the ratio FAPS would reach if all its
+/// work ran at SSI's rate.
+fn faps_against_ssi(rows: &[Row], flop_ratio: f64) {
+    let secs = |k: &str| rows.iter().find(|r| r.name.starts_with(k))?.secs;
+    if let (Some(f), Some(s)) = (secs("faps"), secs("ssi")) {
+        println!(
+            "\nFAPS round = {:.2} SSI rounds; by flops {flop_ratio:.2} (5.5 in products alone)",
+            f / s
+        );
+    }
 }
 
 /// The all-core dgemm GFLOP/s with AVX-512 kernels: NumPy's OpenBLAS told

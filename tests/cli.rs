@@ -251,6 +251,22 @@ fn product_kernel_is_chosen_by_env_and_recorded() {
             );
         }
     }
+    // The report names the kernel that computed the numbers, also when re-rendered by a
+    // process whose own default differs (avx512 on an AVX-512 CPU).
+    let report = |out: &str| std::fs::read_to_string(d.join(out).join("faps/tiny/quick/report.md"));
+    assert!(report("rb")
+        .unwrap()
+        .contains("dense products A_i(A_iᵀX): BLAS"));
+    let o = Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args(["render", "rb/faps/tiny/quick"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report("rb")
+        .unwrap()
+        .contains("dense products A_i(A_iᵀX): BLAS"));
+    assert_eq!(run_json("rb")["product_kernel"], "blas");
     let o = run("fast", "rf");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);

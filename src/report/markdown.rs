@@ -1,7 +1,7 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
 use super::plot::ticks::trim_zeros;
-use super::provenance::blas_backend;
+use super::provenance::computed_with;
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::manifest::{Experiment, Point};
 use crate::methods::registry;
@@ -221,10 +221,12 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let _ = writeln!(s, "## Provenance\n");
     let _ = writeln!(
         s,
-        "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. Git revision, library versions, \
+        "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. The \
+         BLAS kernels and the product kernel decide the last bits, and round counts of runs that \
+         stall or hover at their stop rule can move with them (README, reproducibility). Git revision, library versions, \
          seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
          per-round history is in `trace.csv`.",
-        blas_backend(),
+        computed_with(out),
         out.threads,
         out.peak_rss_mib
             .map_or("not recorded".into(), |m| format!("{m:.0} MiB"))

@@ -42,6 +42,30 @@ pub fn blas_core() -> Option<String> {
     None
 }
 
+/// What decided the last bits of an outcome's numbers, for its report: the BLAS, its kernels
+/// and the product kernel of the computing run (from its run.json when re-rendered, else this
+/// process's).
+pub fn computed_with(out: &Outcome) -> String {
+    let recorded = |k: &str| {
+        out.computed_by
+            .as_ref()
+            .map(|v| v[k].as_str().map(str::to_string))
+    };
+    let blas = recorded("blas")
+        .flatten()
+        .unwrap_or_else(|| blas_backend().to_string());
+    let core = recorded("blas_core").unwrap_or_else(blas_core);
+    let kernel = recorded("product_kernel")
+        .unwrap_or_else(|| Some(crate::linalg::gram_product::kernel().name().to_string()));
+    let core = core.map_or("kernels not recorded".into(), |c| format!("{c} kernels"));
+    let products = match kernel.as_deref() {
+        Some("avx512") => "the AVX-512 kernels of src/linalg/avx512.rs",
+        Some("blas") => "BLAS",
+        _ => "not recorded",
+    };
+    format!("{blas}, {core}; dense products A_i(A_iᵀX): {products}")
+}
+
 /// The CPU's vector extensions that BLAS kernels (and so the last bits) depend on.
 pub fn cpu_features() -> Value {
     #[cfg(target_arch = "x86_64")]

@@ -42,6 +42,35 @@ fn ssi_transcript_reveals_the_local_gram_matrix() {
     );
 }
 
+/// The rounds' SVDs run in parallel: the errors are the same bits on 1 thread and on 3, and
+/// the first j of them do not depend on how many rounds are evaluated.
+#[test]
+fn attack_errors_do_not_depend_on_threads() {
+    let s = small(N, 600, P, 1.05, 31);
+    let mut m = method("ssi", toml::Table::new(), &s, D);
+    m.net.record_transcript(vec![0], None);
+    let rounds = N.div_ceil(P) + 2;
+    for _ in 0..rounds {
+        m.step().unwrap();
+    }
+    let pairs = pairs(m.net.transcript().unwrap(), 0).unwrap();
+    let a1 = common::even_blocks(s.a.view(), D)[0].as_dense().unwrap();
+    let on = |threads: usize, k: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let errs = pool.install(|| leakage_norms(a1, &pairs, k, false).unwrap());
+        errs.iter()
+            .map(|e| (e.relative.to_bits(), e.absolute.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    let one = on(1, rounds);
+    assert_eq!(one.len(), rounds);
+    assert_eq!(one, on(3, rounds));
+    assert_eq!(one[..3], on(3, 3)[..]);
+}
+
 /// The unscaled error (FAPS fig. 1 prints it) is ‖Φ − A_1A_1ᵀ‖_F: the relative one times
 /// ‖A_1A_1ᵀ‖_F, and before the broadcasts span ℝⁿ at least the mass of A_1A_1ᵀ outside them.
 #[test]

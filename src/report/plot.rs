@@ -869,15 +869,20 @@ impl Legend {
 
     /// Top-left corner of the legend inside `f`: upper right unless that covers data
     /// (`obstacles`, pixel points), then the first free of lower left, lower right, upper
-    /// left; if none is free, the corner covering the fewest points.
+    /// left, middle right, middle left; if none is free, the place covering the fewest points.
+    /// (The middle places matter where lines run along the top and the bottom: fig1b's lone
+    /// attack points at the lower left were hidden by the legend.)
     fn place<DB: DrawingBackend>(&self, cv: &Canvas<DB>, f: &Frame, obstacles: &[Pt]) -> Pt {
         let (w, h) = self.size(cv);
         let inset = 10.0;
+        let middle = (f.y0 + f.y1 - h) / 2.0;
         let candidates = [
             (f.x1 - inset - w, f.y0 + inset),
             (f.x0 + inset, f.y1 - inset - h),
             (f.x1 - inset - w, f.y1 - inset - h),
             (f.x0 + inset, f.y0 + inset),
+            (f.x1 - inset - w, middle),
+            (f.x0 + inset, middle),
         ];
         let covered = |&(x, y): &Pt| {
             obstacles

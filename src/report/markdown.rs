@@ -1,7 +1,7 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
 use super::plot::ticks::trim_zeros;
-use super::provenance::computed_with;
+use super::provenance::{computed_with, run_json};
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::manifest::{Experiment, Point};
 use crate::methods::registry;
@@ -226,7 +226,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
          stall or hover at their stop rule can move with them (README, reproducibility). Git revision, library versions, \
          seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
          per-round history is in `trace.csv`.",
-        computed_with(out),
+        computed_with(&run_json(exp, out)),
         out.threads,
         out.peak_rss_mib
             .map_or("not recorded".into(), |m| format!("{m:.0} MiB"))

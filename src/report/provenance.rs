@@ -42,27 +42,18 @@ pub fn blas_core() -> Option<String> {
     None
 }
 
-/// What decided the last bits of an outcome's numbers, for its report: the BLAS, its kernels
-/// and the product kernel of the computing run (from its run.json when re-rendered, else this
-/// process's).
-pub fn computed_with(out: &Outcome) -> String {
-    let recorded = |k: &str| {
-        out.computed_by
-            .as_ref()
-            .map(|v| v[k].as_str().map(str::to_string))
-    };
-    let blas = recorded("blas")
-        .flatten()
-        .unwrap_or_else(|| blas_backend().to_string());
-    let core = recorded("blas_core").unwrap_or_else(blas_core);
-    let kernel = recorded("product_kernel")
-        .unwrap_or_else(|| Some(crate::linalg::gram_product::kernel().name().to_string()));
-    let core = core.map_or("kernels not recorded".into(), |c| format!("{c} kernels"));
-    let products = match kernel.as_deref() {
+/// What decided the last bits of an outcome's numbers, for its report, read from its run.json
+/// ([`run_json`]: the computing run's values when re-rendered, else this process's).
+pub fn computed_with(run: &Value) -> String {
+    let core = run["blas_core"]
+        .as_str()
+        .map_or("kernels not recorded".into(), |c| format!("{c} kernels"));
+    let products = match run["product_kernel"].as_str() {
         Some("avx512") => "the AVX-512 kernels of src/linalg/avx512.rs",
         Some("blas") => "BLAS",
         _ => "not recorded",
     };
+    let blas = run["blas"].as_str().unwrap_or("not recorded");
     format!("{blas}, {core}; dense products A_i(A_iᵀX): {products}")
 }
 

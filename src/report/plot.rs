@@ -1467,6 +1467,66 @@ mod tests {
         assert_eq!(split_title("single"), None);
     }
 
+    /// The legend goes to the upper right; when data lie there, to the first free place of
+    /// lower left, lower right, upper left, middle right, middle left; when all are covered,
+    /// to the one covering the fewest points (the earlier on a tie).
+    #[test]
+    fn legend_avoids_the_data() {
+        register_embedded_font().unwrap();
+        let mut svg = String::new();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let cv = Canvas {
+            area: &root,
+            scale: 1.0,
+            metrics: TextMetrics::SVG,
+        };
+        let axis = Axis::new(Some((0.0, 1.0)), false, 5, false);
+        let f = Frame {
+            x0: 100.0,
+            y0: 100.0,
+            x1: 1100.0,
+            y1: 700.0,
+            inset: [0.0; 4],
+            x: axis.clone(),
+            y: axis,
+        };
+        let legend = Legend {
+            entries: vec![(
+                "SSI".to_string(),
+                Swatch::Paper {
+                    color: RGBColor(0, 0, 0),
+                    shape: Shape::Circle,
+                },
+            )],
+        };
+        let (w, h) = legend.size(&cv);
+        let inset = 10.0;
+        let middle = (f.y0 + f.y1 - h) / 2.0;
+        let (right, left) = (f.x1 - inset - w, f.x0 + inset);
+        let (top, bottom) = (f.y0 + inset, f.y1 - inset - h);
+        // A point at the centre of each candidate place, in the order they are tried.
+        let order = [
+            (right, top),
+            (left, bottom),
+            (right, bottom),
+            (left, top),
+            (right, middle),
+            (left, middle),
+        ];
+        let centre = |(x, y): Pt| (x + w / 2.0, y + h / 2.0);
+        assert_eq!(legend.place(&cv, &f, &[]), order[0]);
+        for free in 1..order.len() {
+            let taken: Vec<Pt> = order[..free].iter().map(|&c| centre(c)).collect();
+            assert_eq!(legend.place(&cv, &f, &taken), order[free], "{free} taken");
+        }
+        // All covered: the fewest points wins, then the earlier place.
+        let mut crowd: Vec<Pt> = order.iter().flat_map(|&c| [centre(c); 2]).collect();
+        crowd.push(centre(order[3]));
+        crowd.remove(crowd.iter().position(|&q| q == centre(order[4])).unwrap());
+        crowd.remove(crowd.iter().position(|&q| q == centre(order[2])).unwrap());
+        assert_eq!(legend.place(&cv, &f, &crowd), order[2]);
+    }
+
     #[test]
     fn suffix_keeps_dots_in_stem() {
         assert_eq!(

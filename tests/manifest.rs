@@ -717,6 +717,42 @@ fn stop_rules() {
     );
 }
 
+/// `looser_tolerances` must loosen the stop rule: above stop.objective_tol, below 1, and only
+/// where there is a rule (27) to loosen.
+#[test]
+fn looser_tolerances() {
+    let w = edit("seed = 7", "seed = 7\nlooser_tolerances = [1e-9, 3e-9]");
+    let e = load_ok(&w, "paper");
+    assert_eq!(e.looser_tolerances, [1e-9, 3e-9]);
+    for (bad, why) in [
+        ("[1e-9, 1e-11]", "above stop.objective_tol = 1e-10"),
+        ("[2.0]", "below 1"),
+    ] {
+        let w = edit("seed = 7", &format!("seed = 7\nlooser_tolerances = {bad}"));
+        expect(
+            &load_err(&w, "paper"),
+            line_of(&w.text, "looser_tolerances"),
+            if bad.contains("1e-11") {
+                "looser_tolerances[1]"
+            } else {
+                "looser_tolerances[0]"
+            },
+            &[why],
+        );
+    }
+    let w = write(
+        &GOOD
+            .replacen("seed = 7", "seed = 7\nlooser_tolerances = [1e-9]", 1)
+            .replacen("objective_tol = 1e-10\n", "", 1),
+    );
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "looser_tolerances"),
+        "looser_tolerances[0]",
+        &["set stop.objective_tol"],
+    );
+}
+
 #[test]
 fn unknown_profile_lists_existing() {
     let w = write(GOOD);

@@ -56,6 +56,8 @@ pub struct Experiment {
     pub claims: Vec<ClaimSpec>,
     /// Metrics of the report's main table (empty: the default choice, see report::tables).
     pub table_metrics: Vec<String>,
+    /// Looser tolerances of rule (27) read off the traces in the report (see report::stop_study).
+    pub looser_tolerances: Vec<f64>,
     /// Kept to locate lines for errors found later (e.g. by the method registry).
     #[serde(skip)]
     source: Source,
@@ -346,6 +348,12 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
     let mut methods = expand_methods(&raw, &loc)?;
     let kind = validate::check_family(&raw, &points, &mut methods, &loc)?;
     validate::check_paper_points(&raw, &points, profile, &loc)?;
+    if !raw.looser_tolerances.is_empty() && kind != crate::problem::Kind::Subspace {
+        return Err(loc.error(
+            "looser_tolerances",
+            format!("looser tolerances are read off the subspace family's traces only (this manifest's family: {})", kind.as_str()),
+        ));
+    }
 
     Ok(Experiment {
         path: path.to_path_buf(),
@@ -372,6 +380,7 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         attack: raw.attack,
         claims: raw.claims,
         table_metrics: raw.table_metrics,
+        looser_tolerances: raw.looser_tolerances,
         source: Source(text),
     })
 }

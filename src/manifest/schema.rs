@@ -53,6 +53,12 @@ pub(crate) struct RawManifest {
     /// family's first two lower-is-better ones).
     #[serde(default)]
     pub table_metrics: Vec<String>,
+    /// Looser values of `stop.objective_tol` (rule (27)) at which the report reads each run
+    /// off its trace: where the run would have stopped and its metrics there. A looser stop
+    /// ends the same run earlier, so no run is repeated; the stop rule and the runs' fingerprints
+    /// are unchanged.
+    #[serde(default)]
+    pub looser_tolerances: Vec<f64>,
     /// Dotted key path → list of values; checked and expanded in merge.rs.
     #[serde(default)]
     pub sweep: toml::Table,

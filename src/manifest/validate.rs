@@ -68,6 +68,21 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
             ));
         }
     }
+    for (i, &t) in raw.looser_tolerances.iter().enumerate() {
+        let key = format!("looser_tolerances[{i}]");
+        let Some(tol) = stop.objective_tol else {
+            return Err(loc.error(
+                &key,
+                "a looser tolerance needs the stop rule it loosens: set stop.objective_tol",
+            ));
+        };
+        if !(t.is_finite() && t > tol && t < 1.0) {
+            return Err(loc.error(
+                &key,
+                format!("{t:e} is not a looser tolerance: expected a number above stop.objective_tol = {tol:e} and below 1"),
+            ));
+        }
+    }
     // A target may be negative: the eigvec family's log errors are.
     if let Some(v) = stop.target.as_ref().map(|t| t.value) {
         if !v.is_finite() {

@@ -23,7 +23,7 @@ fn ratio(ours: f64, paper: Option<f64>) -> String {
 }
 
 /// " paper | ours | ratio |" cells of a table row.
-fn beside(ours: f64, theirs: Option<f64>) -> String {
+pub(super) fn beside(ours: f64, theirs: Option<f64>) -> String {
     format!(
         " {} | {} | {} |",
         sci(theirs),
@@ -189,6 +189,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     if exp.points.len() > 1 {
         averages(&mut s, exp, out, plain);
     }
+    s += &super::stop_study::section(exp, out);
     communication(&mut s, exp, out);
     if !figures.is_empty() {
         let _ = writeln!(s, "\n## Figures\n");
@@ -636,7 +637,7 @@ pub fn linear_rate(r: &RunRecord, metric: &str) -> Option<f64> {
     Some((sxy / sxx).exp())
 }
 
-fn mean(v: impl Iterator<Item = f64>) -> f64 {
+pub(super) fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     s / n.max(1) as f64
 }

@@ -8,6 +8,7 @@ pub mod markdown;
 pub mod plot;
 pub mod provenance;
 pub mod reload;
+pub mod stop_study;
 pub mod sweep_names;
 pub mod tables;
 

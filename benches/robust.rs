@@ -5,7 +5,9 @@
 //!
 //! - DCF-PCA: one round on 10 clients, K = 5 local steps, fig1_n3000's parameters, built the way
 //!   the runner builds it ([`Running::named`]); GFLOP/s from the counted products (see
-//!   [`dcfpca_flops`]) against the all-core peak, since clients run in parallel.
+//!   [`dcfpca_flops`]) against the all-core peak, since clients run in parallel; beside it the
+//!   same round in NumPy (scripts/numpy_rounds.py dcfpca, with DPCA_BENCH_PYTHON as `make bench`
+//!   sets it).
 //! - IALM (and APGM with DPCA_BENCH_APGM=1): one iteration in the phase where the SVT keeps
 //!   rank r, its SVT by `svt_factors` (partial: block Krylov, LAPACK fallback) as the method
 //!   does it; then the next iteration's SVT argument done both ways, partial (under criterion:
@@ -533,12 +535,23 @@ fn benches(c: &mut Criterion) {
     let secs = bench(&mut g, &name, Some(flops), || dcf.step().expect("dcfpca"));
     g.finish();
     drop(dcf);
+    // The same round in NumPy (clients one after the other, each product on all cores).
+    let args = ["dcfpca".to_string()]
+        .into_iter()
+        .chain([n, r, CLIENTS, LOCAL_STEPS, 3].map(|v| v.to_string()))
+        .collect::<Vec<_>>();
+    let numpy = common::numpy("DCF-PCA round", &args)
+        .and_then(|v| v["dcfpca"].as_f64())
+        .map(|np| {
+            let ratio = fmt_opt(secs, |s| format!("{:.2}x", np / s));
+            format!("NumPy {np:.3} s, NumPy/ours {ratio}")
+        });
     rows.push(Row {
         name: format!("dcfpca {name}"),
         flops: Some(flops),
         secs,
         peak: Peak::AllCores,
-        note: String::new(),
+        note: numpy.unwrap_or_default(),
     });
 
     let m = data.view().as_dense().expect("dense");

@@ -216,30 +216,8 @@ fn avx512_peak() -> Option<f64> {
 /// Seconds per round of the NumPy rounds at the same sizes (see the module's doc), or None
 /// (said why) when DPCA_BENCH_PYTHON is unset or the script fails.
 fn numpy_rounds(n: usize, m: usize, p: usize, d: usize) -> Option<serde_json::Value> {
-    let Some(python) = std::env::var_os("DPCA_BENCH_PYTHON") else {
-        println!("\nNumPy rounds skipped: DPCA_BENCH_PYTHON is not set (make bench sets it)");
-        return None;
-    };
-    println!("\nNumPy rounds at n={n} m={m} p={p} d={d} (scripts/numpy_rounds.py) ...");
     let args = [n, m, p, d, 3].map(|v| v.to_string());
-    let out = Command::new(python)
-        .arg("scripts/numpy_rounds.py")
-        .args(args)
-        .output();
-    match out {
-        Ok(o) if o.status.success() => serde_json::from_slice(&o.stdout).ok(),
-        Ok(o) => {
-            println!(
-                "NumPy rounds failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            None
-        }
-        Err(e) => {
-            println!("NumPy rounds not run: {e}");
-            None
-        }
-    }
+    common::numpy("rounds", &args)
 }
 
 /// The table criterion cannot print: seconds per round, GFLOP/s, % of the all-core peak (and of

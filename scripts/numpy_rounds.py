@@ -10,6 +10,10 @@ The data is a uniform random matrix of the same shape: timing does not depend on
 Usage: numpy_rounds.py N M P D [SAMPLES]. Prints one JSON object: seconds per round (median of
 SAMPLES rounds after one warm-up round) for each method, and the BLAS NumPy uses.
 
+numpy_rounds.py dcfpca N R D K [SAMPLES]: one DCF-PCA round (benches/robust.rs) on an N×N
+matrix over D clients (columns split as evenly as the Rust bench splits them), rank R, K local
+steps of one (V, S) sweep and one gradient step each, then the server's weighted average.
+
 numpy_rounds.py dgemm: the GFLOP/s of one square dgemm (n = 3000, median of 5) on NumPy's BLAS
 with all cores, as JSON. The bench runs it with OPENBLAS_CORETYPE=SkylakeX on an AVX-512 CPU:
 the machine's AVX-512 dgemm peak, which Debian's OpenBLAS does not reach where it does not know
@@ -91,6 +95,37 @@ class Faps:
         self.z = orth(total)
 
 
+class DcfPca:
+    """src/methods/dcfpca.rs: per client, K steps of V ← (M_i − S_i)ᵀU(UᵀU + ρI)⁻¹,
+    S ← soft(M_i − UVᵀ, λ), U ← U − η((S − resid)V + ρ(m_i/m)U); then U ← Σ (m_i/m) U_i."""
+
+    def __init__(self, blocks, u, steps, lam=0.2, eta0=0.01):
+        self.blocks, self.u, self.steps, self.lam, self.eta = blocks, u, steps, lam, eta0
+        n = u.shape[0]
+        self.m = sum(b.shape[1] for b in blocks)
+        self.rho = 1.0 / np.sqrt(min(n, self.m))
+        self.s = [np.zeros_like(b) for b in blocks]
+        self.v = [np.zeros((b.shape[1], u.shape[1])) for b in blocks]
+
+    def round(self):
+        total = np.zeros_like(self.u)
+        r = self.u.shape[1]
+        for i, mi in enumerate(self.blocks):
+            u = self.u.copy()
+            weight = self.rho * mi.shape[1] / self.m
+            for _ in range(self.steps):
+                g = u.T @ u + self.rho * np.eye(r)
+                g_inv = np.linalg.inv(g)
+                v = (mi - self.s[i]).T @ u @ g_inv
+                resid = mi - u @ v.T
+                s = np.sign(resid) * np.maximum(np.abs(resid) - self.lam, 0.0)
+                grad = (s - resid) @ v + weight * u
+                u -= self.eta * grad
+                self.s[i], self.v[i] = s, v
+            total += mi.shape[1] * u
+        self.u = total / self.m
+
+
 def timed(method, samples):
     method.round()
     secs = []
@@ -123,9 +158,25 @@ def dgemm():
     print(json.dumps(out))
 
 
+def dcfpca(args):
+    n, r, d, k = (int(v) for v in args[:4])
+    samples = int(args[4]) if len(args) > 4 else 3
+    rng = np.random.default_rng(0)
+    m = np.asfortranarray(rng.uniform(-1.0, 1.0, size=(n, n)))
+    sizes = [n // d + (1 if i < n % d else 0) for i in range(d)]
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    blocks = [m[:, bounds[i] : bounds[i + 1]] for i in range(d)]
+    u0 = rng.standard_normal(size=(n, r))
+    out = {"numpy": np.__version__, "blas": blas_name()}
+    out["dcfpca"] = timed(DcfPca(blocks, u0, k), samples)
+    print(json.dumps(out))
+
+
 def main():
     if sys.argv[1:2] == ["dgemm"]:
         return dgemm()
+    if sys.argv[1:2] == ["dcfpca"]:
+        return dcfpca(sys.argv[2:])
     n, m, p, d = (int(v) for v in sys.argv[1:5])
     samples = int(sys.argv[5]) if len(sys.argv) > 5 else 3
     rng = np.random.default_rng(0)

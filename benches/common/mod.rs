@@ -98,3 +98,35 @@ pub fn peak(c: &mut Criterion) -> (Option<f64>, Option<f64>) {
 pub fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".into(), f)
 }
+
+/// The JSON that scripts/numpy_rounds.py prints for `args` (NumPy's time for the same work as a
+/// bench), or None, said why, when DPCA_BENCH_PYTHON is unset (`make bench` sets it to a venv
+/// with NumPy) or the script fails. `what` names the work in the messages.
+pub fn numpy(what: &str, args: &[String]) -> Option<serde_json::Value> {
+    let Some(python) = std::env::var_os("DPCA_BENCH_PYTHON") else {
+        println!("\nNumPy {what} skipped: DPCA_BENCH_PYTHON is not set (make bench sets it)");
+        return None;
+    };
+    println!(
+        "\nNumPy {what} (scripts/numpy_rounds.py {}) ...",
+        args.join(" ")
+    );
+    let out = std::process::Command::new(python)
+        .arg("scripts/numpy_rounds.py")
+        .args(args)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => serde_json::from_slice(&o.stdout).ok(),
+        Ok(o) => {
+            println!(
+                "NumPy {what} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            None
+        }
+        Err(e) => {
+            println!("NumPy {what} not run: {e}");
+            None
+        }
+    }
+}

@@ -637,6 +637,19 @@ pub fn linear_rate(r: &RunRecord, metric: &str) -> Option<f64> {
     Some((sxy / sxx).exp())
 }
 
+/// The runs of each method variant (over sweep points and repeats), in order of first run.
+pub(super) fn by_method(records: &[RunRecord]) -> Vec<(String, Vec<&RunRecord>)> {
+    let mut groups: Vec<(String, Vec<&RunRecord>)> = Vec::new();
+    for r in records {
+        let d = describe(&r.key);
+        match groups.iter_mut().find(|(name, _)| *name == d) {
+            Some((_, runs)) => runs.push(r),
+            None => groups.push((d, vec![r])),
+        }
+    }
+    groups
+}
+
 pub(super) fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     s / n.max(1) as f64
@@ -661,19 +674,7 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome, plain: bool) {
     let _ = writeln!(s, "{header}");
     let cells = if plain { "---:|" } else { "---:|---:|---:|" };
     let _ = writeln!(s, "|---|---:|---:|{}", cells.repeat(metrics.len()));
-    let mut names: Vec<String> = Vec::new();
-    for r in &out.records {
-        let d = describe(&r.key);
-        if !names.contains(&d) {
-            names.push(d);
-        }
-    }
-    for name in names {
-        let runs: Vec<&RunRecord> = out
-            .records
-            .iter()
-            .filter(|r| describe(&r.key) == name)
-            .collect();
+    for (name, runs) in by_method(&out.records) {
         let p = paper_average(
             exp,
             &runs[0].key.method,

@@ -6,10 +6,10 @@
 //! FAPS paper raises: its reported accuracies at the stop (Tables 2 and 4) are those our runs
 //! pass well before rule (27) with its stated 1e-10 stops them.
 
-use super::markdown::{beside, mean};
+use super::markdown::{beside, by_method, mean};
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::manifest::Experiment;
-use crate::run::{describe, Outcome, RunRecord};
+use crate::run::{Outcome, RunRecord};
 use std::fmt::Write;
 
 /// The round at which rule (27), |f_k − f_(k−1)| ≤ tol·f_k, stops `r`; None if it does not
@@ -77,21 +77,10 @@ pub fn section(exp: &Experiment, out: &Outcome) -> String {
         "|---|---:|---:|---:|{}",
         "---:|---:|---:|".repeat(metrics.len())
     );
-    let mut names: Vec<String> = Vec::new();
-    for r in &out.records {
-        if !names.contains(&describe(&r.key)) {
-            names.push(describe(&r.key));
-        }
-    }
     let tolerances: Vec<f64> = std::iter::once(own)
         .chain(exp.looser_tolerances.iter().copied())
         .collect();
-    for name in names {
-        let runs: Vec<&RunRecord> = out
-            .records
-            .iter()
-            .filter(|r| describe(&r.key) == name)
-            .collect();
+    for (name, runs) in by_method(&out.records) {
         let k = &runs[0].key;
         let paper = if sweep {
             paper_average(exp, &k.method, &k.label, &k.params)

@@ -1051,6 +1051,15 @@ fn robust_manifests_are_checked_and_zip_sweeps_pair_their_lists() {
     let e = manifest::load(&w.path, "paper").unwrap();
     assert_eq!(e.points[0].problem.p, 2, "p defaults to the rank");
 
+    // Only the subspace family's traces are read at looser tolerances.
+    let w = write(&robust.replacen("seed = 7", "seed = 7\nlooser_tolerances = [1e-9]", 1));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "looser_tolerances"),
+        "looser_tolerances",
+        &["subspace family", "robust"],
+    );
+
     let w = write(&robust.replace("rank = 2\n", ""));
     expect(
         &load_err(&w, "paper"),

@@ -540,7 +540,7 @@ fn benches(c: &mut Criterion) {
         .into_iter()
         .chain([n, r, CLIENTS, LOCAL_STEPS, 3].map(|v| v.to_string()))
         .collect::<Vec<_>>();
-    let numpy = common::numpy("DCF-PCA round", &args)
+    let numpy = common::numpy("DCF-PCA round", &args, &[])
         .and_then(|v| v["dcfpca"].as_f64())
         .map(|np| {
             let ratio = fmt_opt(secs, |s| format!("{:.2}x", np / s));

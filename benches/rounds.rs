@@ -38,7 +38,6 @@ use dpca_bench::problem::{self, Instance};
 use dpca_bench::run::Progress;
 use rayon::prelude::*;
 use std::path::Path;
-use std::process::Command;
 
 /// Table 1's instance exactly as `dpca run` builds it (same cache entry, same seed), or its
 /// quick profile with DPCA_BENCH_SMALL=1.
@@ -198,26 +197,22 @@ fn avx512_peak() -> Option<f64> {
     let avx512 = std::is_x86_feature_detected!("avx512f");
     #[cfg(not(target_arch = "x86_64"))]
     let avx512 = false;
-    let python = std::env::var_os("DPCA_BENCH_PYTHON").filter(|_| avx512)?;
-    let out = Command::new(python)
-        .args(["scripts/numpy_rounds.py", "dgemm"])
-        .env("OPENBLAS_CORETYPE", "SkylakeX")
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    let v: Option<serde_json::Value> = out.and_then(|o| serde_json::from_slice(&o.stdout).ok());
-    let peak = v.as_ref().and_then(|v| v["dgemm_gflops"].as_f64());
-    if peak.is_none() {
-        println!("AVX-512 dgemm peak not measured (scripts/numpy_rounds.py dgemm failed)");
+    if !avx512 {
+        return None;
     }
-    peak
+    common::numpy(
+        "AVX-512 dgemm peak",
+        &["dgemm".to_string()],
+        &[("OPENBLAS_CORETYPE", "SkylakeX")],
+    )
+    .and_then(|v| v["dgemm_gflops"].as_f64())
 }
 
 /// Seconds per round of the NumPy rounds at the same sizes (see the module's doc), or None
 /// (said why) when DPCA_BENCH_PYTHON is unset or the script fails.
 fn numpy_rounds(n: usize, m: usize, p: usize, d: usize) -> Option<serde_json::Value> {
     let args = [n, m, p, d, 3].map(|v| v.to_string());
-    common::numpy("rounds", &args)
+    common::numpy("rounds", &args, &[])
 }
 
 /// The table criterion cannot print: seconds per round, GFLOP/s, % of the all-core peak (and of

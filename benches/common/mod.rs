@@ -101,8 +101,9 @@ pub fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 
 /// The JSON that scripts/numpy_rounds.py prints for `args` (NumPy's time for the same work as a
 /// bench), or None, said why, when DPCA_BENCH_PYTHON is unset (`make bench` sets it to a venv
-/// with NumPy) or the script fails. `what` names the work in the messages.
-pub fn numpy(what: &str, args: &[String]) -> Option<serde_json::Value> {
+/// with NumPy) or the script fails. `what` names the work in the messages; `env` is set for the
+/// script (e.g. OPENBLAS_CORETYPE for the AVX-512 dgemm peak).
+pub fn numpy(what: &str, args: &[String], env: &[(&str, &str)]) -> Option<serde_json::Value> {
     let Some(python) = std::env::var_os("DPCA_BENCH_PYTHON") else {
         println!("\nNumPy {what} skipped: DPCA_BENCH_PYTHON is not set (make bench sets it)");
         return None;
@@ -114,6 +115,7 @@ pub fn numpy(what: &str, args: &[String]) -> Option<serde_json::Value> {
     let out = std::process::Command::new(python)
         .arg("scripts/numpy_rounds.py")
         .args(args)
+        .envs(env.iter().copied())
         .output();
     match out {
         Ok(o) if o.status.success() => serde_json::from_slice(&o.stdout).ok(),

@@ -114,6 +114,45 @@ pub fn t_times_dense(a: ArrayView2<f64>, x: ArrayView2<f64>) -> Array2<f64> {
     }
 }
 
+/// Y += A·T for A n × c, T c × p and Y n × p column-major, by the process's [`kernel`] (the
+/// AVX-512 A·T kernel, or BLAS where A's or Y's layout does not suit it). Each Y[r, q] adds
+/// A[r, j]·T[j, q] for j in order to its value, one FMA each. Panics on mismatched shapes.
+pub fn add_a_times(a: ArrayView2<f64>, t: ArrayView2<f64>, y: &mut Array2<f64>) {
+    let ((n, c), p) = (a.dim(), t.ncols());
+    assert!(
+        t.nrows() == c && y.dim() == (n, p),
+        "Y += A·T: A {:?}, T {:?}, Y {:?}",
+        a.dim(),
+        t.dim(),
+        y.dim()
+    );
+    let lda = leading_dim(a).filter(|_| kernel() == Kernel::Avx512);
+    let y_cols = y.t().is_standard_layout();
+    let (Some(lda), true) = (lda, y_cols) else {
+        ndarray::linalg::general_mat_mul(1.0, &a, &t, 1.0, y);
+        return;
+    };
+    if n == 0 || c == 0 || p == 0 {
+        return;
+    }
+    // T column-major (ldt = c): borrowed when it already is (V's transpose for a C-order V).
+    let tf = match t.t().is_standard_layout() {
+        true => std::borrow::Cow::Borrowed(t.reversed_axes().to_slice().expect("standard layout")),
+        false => crate::linalg::to_f_order(t)
+            .into_raw_vec_and_offset()
+            .0
+            .into(),
+    };
+    let out = y.as_slice_memory_order_mut().expect("column-major Y");
+    // SAFETY: A is valid for n rows (unit stride) × c columns (stride lda ≥ n), T for c × p
+    // (ldt = c), Y for n × p (ldy = n); the CPU has AVX-512F and FMA (leading_dim checked).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        let (ap, tp, yp) = ((a.as_ptr(), lda), (tf.as_ptr(), c), (out.as_mut_ptr(), n));
+        super::avx512::a_t((n, c, p), ap, tp, yp, None);
+    }
+}
+
 /// A's leading dimension when its samples are contiguous columns (what the kernels read), or
 /// None (a row-major or strided view: the BLAS path takes it).
 fn leading_dim(a: ArrayView2<f64>) -> Option<usize> {

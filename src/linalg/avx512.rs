@@ -244,13 +244,75 @@ fn block_rows(n: usize) -> usize {
     BLOCK_ROWS.min(n.max(1))
 }
 
-/// Y[0..8R, 0..Q] += A[0..8R, 0..c] T[0..c, 0..Q]; the last row vector is masked by `last`.
+/// Where an A·T tile starts and where its sums go, for the rows r..r+8 (lanes in `mask`) of
+/// column q. Each entry's sum is one FMA chain over the samples in order from `start`.
+pub trait Ends {
+    /// The values the sums start from.
+    ///
+    /// # Safety
+    /// Rows r.. (the lanes in `mask`) of column q are within the implementor's buffers.
+    unsafe fn start(&self, r: usize, q: usize, mask: __mmask8) -> __m512d;
+    /// Takes the finished sums.
+    ///
+    /// # Safety
+    /// As [`Ends::start`].
+    unsafe fn finish(&self, r: usize, q: usize, mask: __mmask8, sums: __m512d);
+}
+
+/// Y += A·T in place (Y column-major, leading dimension `ld`).
+pub struct AddTo {
+    pub y: *mut f64,
+    pub ld: usize,
+}
+
+impl Ends for AddTo {
+    #[inline(always)]
+    unsafe fn start(&self, r: usize, q: usize, mask: __mmask8) -> __m512d {
+        unsafe { _mm512_maskz_loadu_pd(mask, self.y.add(r + q * self.ld)) }
+    }
+    #[inline(always)]
+    unsafe fn finish(&self, r: usize, q: usize, mask: __mmask8, sums: __m512d) {
+        unsafe { _mm512_mask_storeu_pd(self.y.add(r + q * self.ld), mask, sums) }
+    }
+}
+
+/// R = M + A·T, never stored: S = R − clamp(R, ±λ), the soft threshold of R (the same bits as
+/// [`crate::linalg::prox::shrink`]), and W = −clamp(R, ±λ) = S − R. M column-major with its
+/// leading dimension; S and W column-major, sharing `ld`.
+pub struct ThresholdSum {
+    pub m: (*const f64, usize),
+    pub s: *mut f64,
+    pub w: *mut f64,
+    pub ld: usize,
+    pub lambda: f64,
+}
+
+impl Ends for ThresholdSum {
+    #[inline(always)]
+    unsafe fn start(&self, r: usize, q: usize, mask: __mmask8) -> __m512d {
+        unsafe { _mm512_maskz_loadu_pd(mask, self.m.0.add(r + q * self.m.1)) }
+    }
+    #[inline(always)]
+    unsafe fn finish(&self, r: usize, q: usize, mask: __mmask8, sums: __m512d) {
+        unsafe {
+            let lambda = _mm512_set1_pd(self.lambda);
+            let zero = _mm512_setzero_pd();
+            let clamp = _mm512_min_pd(_mm512_max_pd(sums, _mm512_sub_pd(zero, lambda)), lambda);
+            let at = r + q * self.ld;
+            _mm512_mask_storeu_pd(self.s.add(at), mask, _mm512_sub_pd(sums, clamp));
+            _mm512_mask_storeu_pd(self.w.add(at), mask, _mm512_sub_pd(zero, clamp));
+        }
+    }
+}
+
+/// Rows r..r+8R, columns q0..q0+Q of A T (A's first c samples) into `ends`; the last row
+/// vector is masked by `last`.
 #[inline(always)]
-unsafe fn a_t_tile<const R: usize, const Q: usize>(
+unsafe fn a_t_tile<const R: usize, const Q: usize, E: Ends>(
     c: usize,
     (a, lda): (*const f64, usize),
     (t, ldt): (*const f64, usize),
-    (y, ldy): (*mut f64, usize),
+    (ends, r, q0): (&E, usize, usize),
     last: __mmask8,
 ) {
     unsafe {
@@ -259,9 +321,10 @@ unsafe fn a_t_tile<const R: usize, const Q: usize>(
         let mut acc = [[_mm512_setzero_pd(); Q]; R];
         for (i, row) in acc.iter_mut().enumerate() {
             for (q, v) in row.iter_mut().enumerate() {
-                *v = _mm512_maskz_loadu_pd(mask(i), y.add(8 * i + q * ldy));
+                *v = ends.start(r + 8 * i, q0 + q, mask(i));
             }
         }
+        let (a, t) = (a.add(r), t.add(q0 * ldt));
         for j in 0..c {
             let mut av = [_mm512_setzero_pd(); R];
             for (i, v) in av.iter_mut().enumerate() {
@@ -276,43 +339,43 @@ unsafe fn a_t_tile<const R: usize, const Q: usize>(
         }
         for (i, row) in acc.iter().enumerate() {
             for (q, v) in row.iter().enumerate() {
-                _mm512_mask_storeu_pd(y.add(8 * i + q * ldy), mask(i), *v);
+                ends.finish(r + 8 * i, q0 + q, mask(i), *v);
             }
         }
     }
 }
 
-/// Y (n × p, ldy) += A T for A n × c (lda) and T c × p (ldt). `next` (the next chunk's first
-/// sample and its sample count, same lda) is prefetched into L2 row tile by row tile, so that
-/// the memory reads of the next [`at_x`] overlap this one's arithmetic (+5 % measured).
+/// A T (n × p) for A n × c (lda) and T c × p (ldt), into `ends` ([`AddTo`]: Y += A T).
+/// `next` (the next chunk's first sample and its sample count, same lda) is prefetched into L2
+/// row tile by row tile, so that the memory reads of the next [`at_x`] overlap this one's
+/// arithmetic (+5 % measured).
 ///
 /// # Safety
-/// As the module says; CPU with avx512f and fma. `next` only feeds prefetch hints, which
-/// never fault.
+/// As the module says, `ends` valid for n × p; CPU with avx512f and fma. `next` only feeds
+/// prefetch hints, which never fault.
 #[target_feature(enable = "avx512f,fma")]
-pub unsafe fn a_t(
+pub unsafe fn a_t<E: Ends>(
     (n, c, p): (usize, usize, usize),
     (a, lda): (*const f64, usize),
     (t, ldt): (*const f64, usize),
-    (y, ldy): (*mut f64, usize),
+    ends: &E,
     next: Option<(*const f64, usize)>,
 ) {
     // Column groups of equal width (p = 20: 7, 7, 6), so no group runs a thin tile.
     let groups = p.div_ceil(AY_Q).max(1);
     let width = p.div_ceil(groups);
     macro_rules! tile {
-        ($r:literal, $qb:expr, $args:expr, $last:expr) => {{
-            let (ap, tp, yp) = $args;
-            let (ap, tp, yp) = ((ap, lda), (tp, ldt), (yp, ldy));
+        ($r:literal, $qb:expr, $at:expr, $last:expr) => {{
+            let (ap, tp) = ((a, lda), (t, ldt));
             match $qb {
-                8 => a_t_tile::<$r, 8>(c, ap, tp, yp, $last),
-                7 => a_t_tile::<$r, 7>(c, ap, tp, yp, $last),
-                6 => a_t_tile::<$r, 6>(c, ap, tp, yp, $last),
-                5 => a_t_tile::<$r, 5>(c, ap, tp, yp, $last),
-                4 => a_t_tile::<$r, 4>(c, ap, tp, yp, $last),
-                3 => a_t_tile::<$r, 3>(c, ap, tp, yp, $last),
-                2 => a_t_tile::<$r, 2>(c, ap, tp, yp, $last),
-                _ => a_t_tile::<$r, 1>(c, ap, tp, yp, $last),
+                8 => a_t_tile::<$r, 8, E>(c, ap, tp, $at, $last),
+                7 => a_t_tile::<$r, 7, E>(c, ap, tp, $at, $last),
+                6 => a_t_tile::<$r, 6, E>(c, ap, tp, $at, $last),
+                5 => a_t_tile::<$r, 5, E>(c, ap, tp, $at, $last),
+                4 => a_t_tile::<$r, 4, E>(c, ap, tp, $at, $last),
+                3 => a_t_tile::<$r, 3, E>(c, ap, tp, $at, $last),
+                2 => a_t_tile::<$r, 2, E>(c, ap, tp, $at, $last),
+                _ => a_t_tile::<$r, 1, E>(c, ap, tp, $at, $last),
             }
         }};
     }
@@ -330,12 +393,11 @@ pub unsafe fn a_t(
                 }
             }
             for q in (0..p).step_by(width) {
-                let args = (a.add(r), t.add(q * ldt), y.add(r + q * ldy));
                 let qb = (p - q).min(width);
                 match vectors {
-                    3 => tile!(3, qb, args, last),
-                    2 => tile!(2, qb, args, last),
-                    _ => tile!(1, qb, args, last),
+                    3 => tile!(3, qb, (ends, r, q), last),
+                    2 => tile!(2, qb, (ends, r, q), last),
+                    _ => tile!(1, qb, (ends, r, q), last),
                 }
             }
         }
@@ -344,7 +406,8 @@ pub unsafe fn a_t(
 
 #[cfg(test)]
 mod tests {
-    use super::{a_t, at_x, at_x_wide};
+    use super::{a_t, at_x, at_x_wide, AddTo, ThresholdSum};
+    use crate::linalg::prox::shrink;
 
     fn value(i: usize, j: usize) -> f64 {
         ((i * 7 + j * 13) % 17) as f64 / 17.0 - 0.5
@@ -410,8 +473,17 @@ mod tests {
                 );
                 // Prefetch hints (here of A itself) change no value.
                 let next = Some((a.as_ptr(), c));
-                let (ap, tp, yp) = ((a.as_ptr(), lda), (t.as_ptr(), ldt), (y.as_mut_ptr(), ldy));
-                a_t((n, c, p), ap, tp, yp, next);
+                let (ap, tp) = ((a.as_ptr(), lda), (t.as_ptr(), ldt));
+                a_t(
+                    (n, c, p),
+                    ap,
+                    tp,
+                    &AddTo {
+                        y: y.as_mut_ptr(),
+                        ld: ldy,
+                    },
+                    next,
+                );
             }
             // The wide AᵀX from Xᵀ row by row (row stride p + 3, NaN between rows).
             let ldxt = p + 3;
@@ -471,7 +543,8 @@ mod tests {
 
     /// The bits the module promises: each T[j, q] of [`at_x_wide`] is one FMA chain over the
     /// rows in order — also across its blocks of rows (4200 rows: two full blocks and a tail) —
-    /// and each Y[r, q] of [`a_t`] one FMA chain over the samples in order, from Y's value.
+    /// and each Y[r, q] of [`a_t`] one FMA chain over the samples in order, from Y's value;
+    /// [`ThresholdSum`] thresholds that chain with [`shrink`]'s bits.
     #[test]
     fn every_entry_is_one_fma_chain() {
         if !(is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("fma")) {
@@ -502,21 +575,43 @@ mod tests {
         let y0: Vec<f64> = (0..n * p).map(|i| value(i, 2)).collect();
         let mut y = y0.clone();
         // SAFETY: A n × c (lda n), T c × p (ldt c), Y n × p (ldy n); AVX-512 checked.
-        unsafe {
-            a_t(
-                (n, c, p),
-                (a.as_ptr(), n),
-                (t.as_ptr(), c),
-                (y.as_mut_ptr(), n),
-                None,
-            )
+        let ends = AddTo {
+            y: y.as_mut_ptr(),
+            ld: n,
         };
+        unsafe { a_t((n, c, p), (a.as_ptr(), n), (t.as_ptr(), c), &ends, None) };
+        // The threshold epilogue from the same start: S = shrink(R) and W = −clamp(R), where R
+        // is the same chain; λ the median |R|, so that both branches of the threshold run.
+        let mut sizes: Vec<f64> = y.iter().map(|v| v.abs()).collect();
+        sizes.sort_by(f64::total_cmp);
+        let lambda = sizes[sizes.len() / 2];
+        let (mut s, mut w) = (vec![f64::NAN; n * p], vec![f64::NAN; n * p]);
+        let ends = ThresholdSum {
+            m: (y0.as_ptr(), n),
+            s: s.as_mut_ptr(),
+            w: w.as_mut_ptr(),
+            ld: n,
+            lambda,
+        };
+        // SAFETY: as above; M, S and W n × p (ld n).
+        unsafe { a_t((n, c, p), (a.as_ptr(), n), (t.as_ptr(), c), &ends, None) };
+        let mut thresholded = 0;
         for q in 0..p {
             for r in 0..n {
                 let chain =
                     (0..c).fold(y0[r + q * n], |s, j| a[r + j * n].mul_add(t[j + q * c], s));
-                assert_eq!(y[r + q * n].to_bits(), chain.to_bits(), "Y at {r},{q}");
+                let at = r + q * n;
+                assert_eq!(y[at].to_bits(), chain.to_bits(), "Y at {r},{q}");
+                let (want_s, want_w) = (shrink(chain, lambda), -chain.clamp(-lambda, lambda));
+                assert_eq!(s[at].to_bits(), want_s.to_bits(), "S at {r},{q}");
+                assert_eq!(w[at].to_bits(), want_w.to_bits(), "W at {r},{q}");
+                thresholded += usize::from(want_s != 0.0);
             }
         }
+        assert!(
+            thresholded > 0 && thresholded < n * p,
+            "{thresholded} of {}",
+            n * p
+        );
     }
 }

@@ -135,21 +135,97 @@ pub fn add_a_times(a: ArrayView2<f64>, t: ArrayView2<f64>, y: &mut Array2<f64>) 
     if n == 0 || c == 0 || p == 0 {
         return;
     }
-    // T column-major (ldt = c): borrowed when it already is (V's transpose for a C-order V).
-    let tf = match t.t().is_standard_layout() {
-        true => std::borrow::Cow::Borrowed(t.reversed_axes().to_slice().expect("standard layout")),
-        false => crate::linalg::to_f_order(t)
-            .into_raw_vec_and_offset()
-            .0
-            .into(),
-    };
+    let tf = col_major(t);
     let out = y.as_slice_memory_order_mut().expect("column-major Y");
     // SAFETY: A is valid for n rows (unit stride) × c columns (stride lda ≥ n), T for c × p
     // (ldt = c), Y for n × p (ldy = n); the CPU has AVX-512F and FMA (leading_dim checked).
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        let (ap, tp, yp) = ((a.as_ptr(), lda), (tf.as_ptr(), c), (out.as_mut_ptr(), n));
-        super::avx512::a_t((n, c, p), ap, tp, yp, None);
+        let ends = super::avx512::AddTo {
+            y: out.as_mut_ptr(),
+            ld: n,
+        };
+        super::avx512::a_t((n, c, p), (a.as_ptr(), lda), (tf.as_ptr(), c), &ends, None);
+    }
+}
+
+/// R = M + A·T for M n × p, A n × c, T c × p, not kept: S = shrink_λ(R) (entrywise soft
+/// threshold, [`crate::linalg::prox::shrink`]'s bits) and W = S − R, written as −clamp(R, ±λ)
+/// (exact: (R − λ) − R can round). By the process's [`kernel`]: the AVX-512 A·T kernel with
+/// this as its epilogue, so R never goes to memory (DCF-PCA's local step: R = M_i − U V_iᵀ), or
+/// BLAS and one pass. S and W column-major n × p; panics on mismatched shapes.
+pub fn threshold_sum(
+    (m, a, t): (ArrayView2<f64>, ArrayView2<f64>, ArrayView2<f64>),
+    lambda: f64,
+    s: &mut Array2<f64>,
+    w: &mut Array2<f64>,
+) {
+    let ((n, c), p) = (a.dim(), t.ncols());
+    assert!(
+        t.nrows() == c && m.dim() == (n, p) && s.dim() == (n, p) && w.dim() == (n, p),
+        "M + A·T: M {:?}, A {:?}, T {:?}, S {:?}, W {:?}",
+        m.dim(),
+        a.dim(),
+        t.dim(),
+        s.dim(),
+        w.dim()
+    );
+    let cols = |x: &Array2<f64>| x.t().is_standard_layout();
+    let lds = (leading_dim(a), leading_dim(m));
+    let (Kernel::Avx512, (Some(lda), Some(ldm)), true, true) = (kernel(), lds, cols(s), cols(w))
+    else {
+        let mut r = m.to_owned();
+        ndarray::linalg::general_mat_mul(1.0, &a, &t, 1.0, &mut r);
+        ndarray::Zip::from(s).and(w).and(&r).for_each(|s, w, &r| {
+            let clamp = r.clamp(-lambda, lambda);
+            *s = r - clamp;
+            *w = -clamp;
+        });
+        return;
+    };
+    if n == 0 || p == 0 {
+        return;
+    }
+    let tf = col_major(t);
+    let ends = super::avx512::ThresholdSum {
+        m: (m.as_ptr(), ldm),
+        s: s.as_slice_memory_order_mut()
+            .expect("column-major S")
+            .as_mut_ptr(),
+        w: w.as_slice_memory_order_mut()
+            .expect("column-major W")
+            .as_mut_ptr(),
+        ld: n,
+        lambda,
+    };
+    // SAFETY: A is valid for n rows (unit stride) × c columns (stride lda ≥ n), T for c × p
+    // (ldt = c), M for n × p (stride ldm ≥ n), S and W for n × p (ld = n); the CPU has
+    // AVX-512F and FMA (leading_dim checked).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        super::avx512::a_t(
+            (n, c, p),
+            (a.as_ptr(), lda),
+            (tf.as_ptr(), c.max(1)),
+            &ends,
+            None,
+        )
+    };
+}
+
+/// T's entries in column-major order (leading dimension its rows): borrowed when T already is
+/// (the transpose of a C-order matrix), else copied.
+fn col_major<'a>(t: ArrayView2<'a, f64>) -> std::borrow::Cow<'a, [f64]> {
+    match t.t().is_standard_layout() {
+        true => t
+            .reversed_axes()
+            .to_slice()
+            .expect("standard layout")
+            .into(),
+        false => crate::linalg::to_f_order(t)
+            .into_raw_vec_and_offset()
+            .0
+            .into(),
     }
 }
 
@@ -285,8 +361,12 @@ pub fn gram_times_chunked(a: ArrayView2<f64>, x: ArrayView2<f64>, chunk: usize) 
             at_x_into((n, c, p), (ac.as_ptr(), lda), &xl, (t.as_mut_ptr(), chunk));
             let next = (start + c < m)
                 .then(|| (ac.as_ptr().wrapping_add(c * lda), chunk.min(m - start - c)));
-            let (tp, yp) = ((t.as_ptr(), chunk), (out.as_mut_ptr(), n.max(1)));
-            super::avx512::a_t((n, c, p), (ac.as_ptr(), lda), tp, yp, next);
+            let ends = super::avx512::AddTo {
+                y: out.as_mut_ptr(),
+                ld: n.max(1),
+            };
+            let tp = (t.as_ptr(), chunk);
+            super::avx512::a_t((n, c, p), (ac.as_ptr(), lda), tp, &ends, next);
         }
     }
     y
@@ -351,6 +431,49 @@ mod tests {
                 assert!(
                     e < 1e-13 && e_t < 1e-13,
                     "n={n} m={m} p={p} chunk={chunk}: {e:e} {e_t:e}"
+                );
+            }
+        }
+    }
+
+    /// Y += A·T and the thresholded M + A·T equal BLAS and the scalar soft threshold to 1e-13
+    /// relative, with T in either memory order, for shapes with row and column tails and A a
+    /// column range of a larger matrix (a client's view).
+    #[test]
+    fn a_times_and_threshold_sum_equal_blas() {
+        use crate::linalg::prox::shrink;
+        let mut rng = seed::rng(12, &["gram_product"]);
+        for &(n, c, p) in &[(50, 37, 29), (300, 8, 150), (2100, 197, 40), (7, 1, 3)] {
+            let whole = crate::linalg::to_f_order(uniform_matrix(n, c + 5, &mut rng).view());
+            let a = whole.slice(s![.., 2..2 + c]);
+            let t = uniform_matrix(c, p, &mut rng);
+            let m = crate::linalg::to_f_order(uniform_matrix(n, p, &mut rng).view());
+            let r = &m + &a.dot(&t);
+            for t in [t.view(), crate::linalg::to_f_order(t.view()).view()] {
+                let mut y = m.clone();
+                add_a_times(a, t, &mut y);
+                assert!(rel(&y, &r) < 1e-13, "Y {n}×{c}×{p}: {:e}", rel(&y, &r));
+                // λ the median |R|: both branches of the threshold run.
+                let mut sizes: Vec<f64> = r.iter().map(|v| v.abs()).collect();
+                sizes.sort_by(f64::total_cmp);
+                let lambda = sizes[sizes.len() / 2];
+                let (mut got_s, mut got_w) = (m.clone(), m.clone());
+                threshold_sum((m.view(), a, t), lambda, &mut got_s, &mut got_w);
+                let want_s = r.mapv(|v| shrink(v, lambda));
+                let want_w = &want_s - &r;
+                let scale = r.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+                let err = |x: &Array2<f64>, y: &Array2<f64>| {
+                    (x - y).iter().fold(0.0f64, |s, v| s.max(v.abs())) / scale
+                };
+                let (e_s, e_w) = (err(&got_s, &want_s), err(&got_w, &want_w));
+                assert!(
+                    e_s < 1e-13 && e_w < 1e-13,
+                    "S, W {n}×{c}×{p}: {e_s:e} {e_w:e}"
+                );
+                let zeros = want_s.iter().filter(|&&v| v == 0.0).count();
+                assert!(
+                    zeros > 0 && zeros < n * p,
+                    "λ thresholds some entries, not all"
                 );
             }
         }

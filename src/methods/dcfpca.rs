@@ -13,8 +13,8 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
-use crate::linalg::gram_product::{add_a_times, t_times_dense};
-use crate::linalg::{fro2, prox::shrink};
+use crate::linalg::fro2;
+use crate::linalg::gram_product::{add_a_times, t_times_dense, threshold_sum};
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array2, ArrayView2, ShapeBuilder, Zip};
@@ -212,7 +212,6 @@ fn client<'a>(p: Settings, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client 
         v: Array2::zeros((cols, p_cols)),
         s: Array2::zeros((n, cols).f()),
         work: Array2::zeros((n, cols).f()),
-        resid: Array2::zeros((n, cols).f()),
         rho,
         weight: rho * cols as f64 / m as f64,
         p,
@@ -226,8 +225,6 @@ struct DcfClient<'a> {
     s: Array2<f64>,
     /// Scratch n×m_i: M_i − S_i for the ridge solve, then S_i − resid for the gradient.
     work: Array2<f64>,
-    /// M_i − U V_iᵀ after the last sweep.
-    resid: Array2<f64>,
     rho: f64,
     /// ρ m_i/m: this client's share of the penalty on U.
     weight: f64,
@@ -252,34 +249,20 @@ impl Client for DcfClient<'_> {
         let eta = self.p.eta0 / f64::from(self.rounds + 1).sqrt();
         // The n×m_i passes write into buffers kept between steps: fresh temporaries cost a
         // page fault per page each time (measured: 6 % of a fig1_n3000 run).
-        let (lambda, work, resid) = (self.p.lambda, &mut self.work, &mut self.resid);
+        let (lambda, work) = (self.p.lambda, &mut self.work);
         for _ in 0..self.p.local_steps {
             let u_rows = u.as_standard_layout();
-            for sweep in 1..=self.p.inner_sweeps {
+            for _ in 0..self.p.inner_sweeps {
                 Zip::from(&mut *work)
                     .and(&self.m_i)
                     .and(&self.s)
                     .for_each(|w, &m, &s| *w = m - s);
                 self.v = ridge(u.view(), u_rows.view(), work.view(), self.rho)?;
-                // resid = M_i − U V_iᵀ, reused by the gradient, as M_i + U(−V_i)ᵀ: one pass
-                // over M_i (negation is exact).
-                resid.assign(&self.m_i);
-                add_a_times(u.view(), (-&self.v).t(), resid);
-                // S_i its soft threshold; after the last sweep, work = S_i − resid for ∇_U in
-                // the same pass.
-                if sweep < self.p.inner_sweeps {
-                    Zip::from(&mut self.s)
-                        .and(&*resid)
-                        .for_each(|s, &r| *s = shrink(r, lambda));
-                } else {
-                    Zip::from(&mut self.s)
-                        .and(&mut *work)
-                        .and(&*resid)
-                        .for_each(|s, w, &r| {
-                            *s = shrink(r, lambda);
-                            *w = *s - r;
-                        });
-                }
+                // resid = M_i − U V_iᵀ = M_i + U(−V_i)ᵀ (negation is exact), never stored:
+                // S_i = its soft threshold, work = S_i − resid for ∇_U.
+                let minus_vt = (-&self.v).reversed_axes();
+                let terms = (self.m_i, u.view(), minus_vt.view());
+                threshold_sum(terms, lambda, &mut self.s, work);
             }
             // ∇_U = (U V_iᵀ + S_i − M_i)V_i + ρ(m_i/m)U = (S_i − resid)V_i + weight·U.
             let mut grad = Array2::zeros(u.raw_dim().f());

@@ -1,10 +1,12 @@
 //! The robust family at DCF-PCA Fig. 1's largest size, m = n = 3000 (r = 150 = 0.05n, s = 0.05,
-//! outliers ±√(mn)), on single-threaded BLAS as the runner uses it, beside this machine's dgemm
+//! outliers ±√(mn)), with the kernels the runner uses (single-threaded BLAS, and the product kernel), beside this machine's dgemm
 //! peak measured in the same run (one core; all cores in parallel). Criterion's "thrpt" column
 //! reads as GFLOP/s where a bench has a flop count; a summary table closes the run.
 //!
 //! - DCF-PCA: one round on 10 clients, K = 5 local steps, fig1_n3000's parameters, built the way
-//!   the runner builds it ([`Running::named`]); GFLOP/s from the counted products (see
+//!   the runner builds it ([`Running::named`]), its products on the process's product kernel
+//!   (the AVX-512 kernels where the CPU has them; DPCA_PRODUCT_KERNEL=blas for OpenBLAS's
+//!   dgemm); GFLOP/s from the counted products (see
 //!   [`dcfpca_flops`]) against the all-core peak, since clients run in parallel; beside it the
 //!   same round in NumPy (scripts/numpy_rounds.py dcfpca, with DPCA_BENCH_PYTHON as `make bench`
 //!   sets it).
@@ -96,9 +98,9 @@ fn once<R>(f: impl FnOnce() -> R) -> (f64, R) {
 /// Flops of one DCF-PCA round (src/methods/dcfpca.rs), K local steps on every client, each
 /// step per client i (n×m_i block, rank r): the ridge solve's UᵀU (2nr²), (UᵀU + ρI)⁻¹ by
 /// Cholesky (r³), (M_i − S_i)ᵀU (2nm_ir) and its product with the inverse (2m_ir²); U V_iᵀ
-/// (2nm_ir); the gradient (S_i − R_i)V_i (2nm_ir). The elementwise passes (about eight over
-/// n×m_i: differences, soft threshold, the update) are memory-bound and not counted; nor is
-/// the server's average.
+/// (2nm_ir); the gradient (S_i − R_i)V_i (2nm_ir). The elementwise passes over n×m_i (M_i − S_i,
+/// and the soft threshold, which the A·T kernel's epilogue does) are memory-bound and not
+/// counted; nor is the server's average.
 fn dcfpca_flops(n: usize, sizes: &[usize], r: usize, steps: usize) -> f64 {
     let (n, r) = (n as f64, r as f64);
     let per_step: f64 = sizes

@@ -548,12 +548,19 @@ fn benches(c: &mut Criterion) {
             let ratio = fmt_opt(secs, |s| format!("{:.2}x", np / s));
             format!("NumPy {np:.3} s, NumPy/ours {ratio}")
         });
+    // Beside the in-process peak (OpenBLAS's AVX2 kernels on a CPU it does not know), the
+    // AVX-512 dgemm peak, as the rounds bench reports it.
+    let avx512 = common::avx512_peak().map(|p| {
+        let share = fmt_opt(secs, |s| format!("{:.0}%", 100.0 * flops / s / 1e9 / p));
+        format!("{share} of the AVX-512 dgemm peak ({p:.0} GFLOP/s)")
+    });
+    let note = [numpy, avx512].into_iter().flatten().collect::<Vec<_>>();
     rows.push(Row {
         name: format!("dcfpca {name}"),
         flops: Some(flops),
         secs,
         peak: Peak::AllCores,
-        note: numpy.unwrap_or_default(),
+        note: note.join("; "),
     });
 
     let m = data.view().as_dense().expect("dense");

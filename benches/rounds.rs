@@ -154,7 +154,7 @@ fn benches(c: &mut Criterion) {
     drop(faps);
     g.finish();
     let numpy = numpy_rounds(n, m, p, d);
-    let peak_avx512 = avx512_peak();
+    let peak_avx512 = common::avx512_peak();
     for r in &mut rows {
         r.numpy = numpy.as_ref().and_then(|v| {
             let key = ["ssi", "localpower", "faps"]
@@ -186,26 +186,6 @@ fn faps_against_ssi(rows: &[Row], flop_ratio: f64) {
             f / s
         );
     }
-}
-
-/// The all-core dgemm GFLOP/s with AVX-512 kernels: NumPy's OpenBLAS told
-/// OPENBLAS_CORETYPE=SkylakeX (scripts/numpy_rounds.py dgemm). None (said why) without AVX-512
-/// or DPCA_BENCH_PYTHON. Debian's OpenBLAS runs its AVX2 Haswell kernels on CPUs it does not
-/// know, so the peak measured in this process can sit well below what the CPU can do.
-fn avx512_peak() -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    let avx512 = std::is_x86_feature_detected!("avx512f");
-    #[cfg(not(target_arch = "x86_64"))]
-    let avx512 = false;
-    if !avx512 {
-        return None;
-    }
-    common::numpy(
-        "AVX-512 dgemm peak",
-        &["dgemm".to_string()],
-        &[("OPENBLAS_CORETYPE", "SkylakeX")],
-    )
-    .and_then(|v| v["dgemm_gflops"].as_f64())
 }
 
 /// Seconds per round of the NumPy rounds at the same sizes (see the module's doc), or None

@@ -132,3 +132,23 @@ pub fn numpy(what: &str, args: &[String], env: &[(&str, &str)]) -> Option<serde_
         }
     }
 }
+
+/// The all-core dgemm GFLOP/s with AVX-512 kernels: NumPy's OpenBLAS told
+/// OPENBLAS_CORETYPE=SkylakeX (scripts/numpy_rounds.py dgemm). None (said why) without AVX-512
+/// or DPCA_BENCH_PYTHON. Debian's OpenBLAS runs its AVX2 Haswell kernels on CPUs it does not
+/// know, so the peak measured in this process can sit well below what the CPU can do.
+pub fn avx512_peak() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx512 = false;
+    if !avx512 {
+        return None;
+    }
+    numpy(
+        "AVX-512 dgemm peak",
+        &["dgemm".to_string()],
+        &[("OPENBLAS_CORETYPE", "SkylakeX")],
+    )
+    .and_then(|v| v["dgemm_gflops"].as_f64())
+}

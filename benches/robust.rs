@@ -1,7 +1,8 @@
 //! The robust family at DCF-PCA Fig. 1's largest size, m = n = 3000 (r = 150 = 0.05n, s = 0.05,
-//! outliers ±√(mn)), with the kernels the runner uses (single-threaded BLAS, and the product kernel), beside this machine's dgemm
-//! peak measured in the same run (one core; all cores in parallel). Criterion's "thrpt" column
-//! reads as GFLOP/s where a bench has a flop count; a summary table closes the run.
+//! outliers ±√(mn)), with the kernels the runner uses (single-threaded BLAS, and the product
+//! kernel), beside this machine's dgemm peak measured in the same run (one core; all cores in
+//! parallel). Criterion's "thrpt" column reads as GFLOP/s where a bench has a flop count; a summary
+//! table closes the run.
 //!
 //! - DCF-PCA: one round on 10 clients, K = 5 local steps, fig1_n3000's parameters, built the way
 //!   the runner builds it ([`Running::named`]), its products on the process's product kernel

@@ -376,8 +376,8 @@ mod tests {
         (u, s)
     }
 
-    /// The client's local steps (the process's product kernels, buffers kept between steps,
-    /// fused passes) agree with the textbook formulas in BLAS to 1e-12 relative, at a size past
+    /// The client's local steps (the process's product kernels, buffers kept between steps, fused
+    /// passes) agree with the textbook formulas in BLAS to 1e-12 relative, at a size past
     /// OpenBLAS's small-matrix path and the AᵀX kernel's row blocks (2100×197 blocks, rank 40;
     /// m_i = 197 is not a multiple of the 8-sample tiles), over two rounds (the second starts from a
     /// nonzero S_i), with one and with two (V, S) sweeps per local step.

@@ -126,9 +126,8 @@ pub fn add_a_times(a: ArrayView2<f64>, t: ArrayView2<f64>, y: &mut Array2<f64>) 
         t.dim(),
         y.dim()
     );
-    let lda = leading_dim(a).filter(|_| kernel() == Kernel::Avx512);
     let y_cols = y.t().is_standard_layout();
-    let (Some(lda), true) = (lda, y_cols) else {
+    let (Kernel::Avx512, Some(lda), true) = (kernel(), leading_dim(a), y_cols) else {
         ndarray::linalg::general_mat_mul(1.0, &a, &t, 1.0, y);
         return;
     };

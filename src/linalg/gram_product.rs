@@ -275,15 +275,8 @@ fn x_layout<'a>(x: ArrayView2<'a, f64>) -> XLayout<'a> {
             wide: true,
         };
     }
-    let data = match x.to_slice_memory_order() {
-        Some(sl) if x.t().is_standard_layout() => sl.into(),
-        _ => crate::linalg::to_f_order(x)
-            .into_raw_vec_and_offset()
-            .0
-            .into(),
-    };
     XLayout {
-        data,
+        data: col_major(x),
         ld: n.max(1),
         wide: false,
     }

@@ -13,6 +13,7 @@ pub mod manifold;
 mod orth;
 pub mod procrustes;
 pub mod prox;
+pub mod sphere_step;
 pub mod stiefel_prox;
 pub mod svd;
 

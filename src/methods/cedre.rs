@@ -42,6 +42,7 @@ use crate::data::loaders::CsrView;
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
+use crate::linalg::sphere_step;
 use crate::seed;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
@@ -218,8 +219,8 @@ impl Machine<'_> {
             Block::Dense(_) => {}
         }
         let n = self.x.samples();
-        let (wt, gf) = (wt.as_slice().expect("contiguous"), g_full);
-        let gf = gf.to_owned();
+        let wt = wt.as_slice().expect("contiguous");
+        let gf = g_full.to_owned();
         let gf = gf.as_slice().expect("contiguous");
         let w_s = w.as_slice_mut().expect("contiguous");
         let mut next = vec![0.0; w_s.len()];
@@ -235,29 +236,7 @@ impl Machine<'_> {
             let x = col
                 .as_slice()
                 .expect("column-major data: contiguous samples");
-            // a = xᵀw, b = xᵀw̃, and the inner products the transport needs.
-            let (mut a, mut b, mut wwt, mut wg) = (0.0, 0.0, 0.0, 0.0);
-            for j in 0..x.len() {
-                a += x[j] * w_s[j];
-                b += x[j] * wt[j];
-                wwt += w_s[j] * wt[j];
-                wg += w_s[j] * gf[j];
-            }
-            // d = ∇̃f_i(w̃) − ∇̃F(w̃) = −b(x − b w̃) − G;  wᵀd = −b(a − b·wᵀw̃) − wᵀG.
-            let wd = -b * (a - b * wwt) - wg;
-            // g = ∇̃f_i(w) − P_w(d) = −a(x − a w) − d + (wᵀd) w;  w ← (w − ηg)/‖·‖.
-            let mut norm2 = 0.0;
-            for j in 0..x.len() {
-                let d = -b * (x[j] - b * wt[j]) - gf[j];
-                let g = -a * (x[j] - a * w_s[j]) - d + wd * w_s[j];
-                let v = w_s[j] - eta * g;
-                next[j] = v;
-                norm2 += v * v;
-            }
-            let inv = 1.0 / norm2.sqrt();
-            for j in 0..x.len() {
-                w_s[j] = next[j] * inv;
-            }
+            sphere_step::step(x, w_s, wt, gf, &mut next, eta);
         }
         (w, kept)
     }

@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::{bench, fmt_opt, heavy, peak, SAMPLES};
+use common::{heavy, peak, row, summary, Row};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dpca_bench::data::cache::MatrixCache;
@@ -66,30 +66,6 @@ fn method<'a>(inst: &'a dyn Instance, name: &str, params: &str) -> Running<'a> {
     let params: toml::Table = toml::from_str(params).expect("parameters");
     let blocks = inst.data().view().split(inst.sizes());
     Running::named(name, &params, inst.start(), 1, blocks, inst.dim()).expect(name)
-}
-
-/// Time `routine` as a criterion bench and keep what the summary needs.
-fn row<R>(
-    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    flops: f64,
-    routine: impl FnMut() -> R,
-) -> Row {
-    Row {
-        name: name.to_string(),
-        flops,
-        secs: bench(g, name, Some(flops), routine),
-        numpy: None,
-    }
-}
-
-/// What the summary needs of one bench: its flops per call and its measured seconds per call.
-struct Row {
-    name: String,
-    flops: f64,
-    secs: Option<f64>,
-    /// NumPy's seconds for the same round.
-    numpy: Option<f64>,
 }
 
 fn benches(c: &mut Criterion) {
@@ -163,7 +139,12 @@ fn benches(c: &mut Criterion) {
             v[key].as_f64()
         });
     }
-    summary(&rows, [peak_one, peak_all, peak_avx512], numpy.as_ref());
+    summary(
+        "rounds",
+        &rows,
+        [peak_one, peak_all, peak_avx512],
+        numpy.as_ref(),
+    );
     faps_against_ssi(&rows, faps_flops / product);
 }
 
@@ -193,56 +174,6 @@ fn faps_against_ssi(rows: &[Row], flop_ratio: f64) {
 fn numpy_rounds(n: usize, m: usize, p: usize, d: usize) -> Option<serde_json::Value> {
     let args = [n, m, p, d, 3].map(|v| v.to_string());
     common::numpy("rounds", &args, &[])
-}
-
-/// The table criterion cannot print: seconds per round, GFLOP/s, % of the all-core peak (and of
-/// the AVX-512 dgemm peak where measured), and NumPy's time for the same round over ours.
-fn summary(rows: &[Row], peaks: [Option<f64>; 3], numpy: Option<&serde_json::Value>) {
-    let [peak_one, peak_all, peak_avx512] = peaks;
-    let gf = |g: f64| format!("{g:.1}");
-    println!(
-        "\nrounds: dgemm peak {} GFLOP/s on 1 core, {} GFLOP/s on {} cores (medians of {SAMPLES} samples)",
-        fmt_opt(peak_one, gf),
-        fmt_opt(peak_all, gf),
-        rayon::current_num_threads()
-    );
-    if let Some(p) = peak_avx512 {
-        println!(
-            "AVX-512 dgemm peak (NumPy's OpenBLAS, OPENBLAS_CORETYPE=SkylakeX, all cores): {p:.1} GFLOP/s"
-        );
-    }
-    if let Some(v) = numpy {
-        println!(
-            "NumPy {} on {} (medians of 3 rounds)",
-            v["numpy"].as_str().unwrap_or("?"),
-            v["blas"].as_str().unwrap_or("?")
-        );
-    }
-    println!(
-        "{:<50} {:>8} {:>11} {:>8} {:>7} {:>9} {:>8} {:>8}",
-        "round", "s/round", "GFLOP/round", "GFLOP/s", "% peak", "% AVX512", "NumPy s", "NumPy/us"
-    );
-    for r in rows {
-        let rate = r.secs.map(|s| r.flops / s / 1e9);
-        let share = |peak: Option<f64>| {
-            fmt_opt(rate.zip(peak).map(|(g, p)| 100.0 * g / p), |s| {
-                format!("{s:.0}%")
-            })
-        };
-        println!(
-            "{:<50} {:>8} {:>11.1} {:>8} {:>7} {:>9} {:>8} {:>8}",
-            r.name,
-            fmt_opt(r.secs, |s| format!("{s:.3}")),
-            r.flops / 1e9,
-            fmt_opt(rate, gf),
-            share(peak_all),
-            share(peak_avx512),
-            fmt_opt(r.numpy, |s| format!("{s:.3}")),
-            fmt_opt(r.numpy.zip(r.secs).map(|(a, b)| a / b), |x| format!(
-                "{x:.2}x"
-            ))
-        );
-    }
 }
 
 criterion_group!(rounds, benches);

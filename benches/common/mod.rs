@@ -152,3 +152,82 @@ pub fn avx512_peak() -> Option<f64> {
     )
     .and_then(|v| v["dgemm_gflops"].as_f64())
 }
+
+/// Time `routine` as a criterion bench and keep what the summary needs.
+pub fn row<R>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    flops: f64,
+    routine: impl FnMut() -> R,
+) -> Row {
+    Row {
+        name: name.to_string(),
+        flops,
+        secs: bench(g, name, Some(flops), routine),
+        numpy: None,
+    }
+}
+
+/// What the summary needs of one bench: its flops per call and its measured seconds per call.
+pub struct Row {
+    pub name: String,
+    pub flops: f64,
+    pub secs: Option<f64>,
+    /// NumPy's seconds for the same round.
+    pub numpy: Option<f64>,
+}
+
+/// The table criterion cannot print, headed `title`: seconds per round, GFLOP/s, % of the all-core peak (and of
+/// the AVX-512 dgemm peak where measured), and NumPy's time for the same round over ours.
+pub fn summary(
+    title: &str,
+    rows: &[Row],
+    peaks: [Option<f64>; 3],
+    numpy: Option<&serde_json::Value>,
+) {
+    let [peak_one, peak_all, peak_avx512] = peaks;
+    let gf = |g: f64| format!("{g:.1}");
+    println!(
+        "\n{title}: dgemm peak {} GFLOP/s on 1 core, {} GFLOP/s on {} cores (medians of {SAMPLES} samples)",
+        fmt_opt(peak_one, gf),
+        fmt_opt(peak_all, gf),
+        rayon::current_num_threads()
+    );
+    if let Some(p) = peak_avx512 {
+        println!(
+            "AVX-512 dgemm peak (NumPy's OpenBLAS, OPENBLAS_CORETYPE=SkylakeX, all cores): {p:.1} GFLOP/s"
+        );
+    }
+    if let Some(v) = numpy {
+        println!(
+            "NumPy {} on {}",
+            v["numpy"].as_str().unwrap_or("?"),
+            v["blas"].as_str().unwrap_or("?")
+        );
+    }
+    println!(
+        "{:<50} {:>8} {:>11} {:>8} {:>7} {:>9} {:>8} {:>8}",
+        "round", "s/round", "GFLOP/round", "GFLOP/s", "% peak", "% AVX512", "NumPy s", "NumPy/us"
+    );
+    for r in rows {
+        let rate = r.secs.map(|s| r.flops / s / 1e9);
+        let share = |peak: Option<f64>| {
+            fmt_opt(rate.zip(peak).map(|(g, p)| 100.0 * g / p), |s| {
+                format!("{s:.0}%")
+            })
+        };
+        println!(
+            "{:<50} {:>8} {:>11.1} {:>8} {:>7} {:>9} {:>8} {:>8}",
+            r.name,
+            fmt_opt(r.secs, |s| format!("{s:.3}")),
+            r.flops / 1e9,
+            fmt_opt(rate, gf),
+            share(peak_all),
+            share(peak_avx512),
+            fmt_opt(r.numpy, |s| format!("{s:.3}")),
+            fmt_opt(r.numpy.zip(r.secs).map(|(a, b)| a / b), |x| format!(
+                "{x:.2}x"
+            ))
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! One round of the leading-eigenvector and sparse families' methods at their papers' largest
+//! synthetic sizes, beside this machine's dgemm peak and the same rounds in NumPy, as
+//! benches/rounds.rs does for the subspace family and benches/robust.rs for the robust one:
+//!
+//! - CEDRE at Fig. 3(a)'s largest point (experiments/cedre/fig3a.toml: d = 1000 features, 100
+//!   machines of n_k = 2000 samples, m = 5n_k single-sample local steps, option II): one of the
+//!   paper's rounds, both network exchanges (A_kw̃ back; the local steps and w_m back). η is
+//!   fixed (0.05) so that every round is a plain one: with η unset the first round runs the
+//!   local steps once per candidate of the step-size search.
+//! - DSSAL1 at experiments/dssal1/sweep_n.toml's largest point (n = 1500, m = 16000, p = 5,
+//!   16 clients, μ = 0.005) with 5 fixed inner steps (`inner = "fixed"`), so that every round does
+//!   the same work (the default rule stops after 1–5 steps, as the iterates settle): the clients'
+//!   FAPS work and the server's ManPG proximal step (semismooth Newton) and retraction.
+//!
+//! The instances are built as `dpca run` builds them (same manifests, seeds and cache); the
+//! methods as the runner builds them ([`Running::named`]); each bench advances its method, so
+//! samples are consecutive rounds. Flops: see [`cedre_flops`] and [`dssal1_flops`]. A CEDRE
+//! round is a chain of 10,000 dependent vector steps per machine (one step's w is the next
+//! one's input), each a few passes over one d-vector: level-1 work bound by the latency of its
+//! sums, not by the dgemm peak the summary compares it with. After the rounds, the same rounds
+//! in NumPy (scripts/numpy_rounds.py cedre / dssal1, DPCA_BENCH_PYTHON as `make bench` sets it)
+//! on uniform random data of the same shapes, written as a NumPy user would: CEDRE's local steps
+//! a Python loop of vector operations, DSSAL1's products one `@` each on NumPy's multithreaded
+//! BLAS. DPCA_BENCH_SMALL=1 uses the manifests' quick profiles.
+
+mod common;
+
+use common::{heavy, peak, row, summary, Row};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use dpca_bench::data::cache::MatrixCache;
+use dpca_bench::linalg::force_single_threaded_blas;
+use dpca_bench::manifest;
+use dpca_bench::methods::registry::Running;
+use dpca_bench::problem::{self, Instance};
+use dpca_bench::run::Progress;
+use std::path::Path;
+
+/// CEDRE's fixed step size in the bench (the grid's 0.05/λ̂, λ̂ = 1 after the family's scaling).
+const CEDRE_ETA: f64 = 0.05;
+/// CEDRE's local steps per sample (m = 5n_k, the paper's and the method's default).
+const CEDRE_STEPS_PER_SAMPLE: usize = 5;
+/// DSSAL1's inner steps per round in the bench.
+const DSSAL1_INNER: usize = 5;
+
+/// The last (largest) point of `file`'s sweep, built as `dpca run` builds it, at the paper
+/// profile (quick with DPCA_BENCH_SMALL=1).
+fn largest(file: &str) -> Box<dyn Instance> {
+    let profile = if std::env::var_os("DPCA_BENCH_SMALL").is_some() {
+        "quick"
+    } else {
+        "paper"
+    };
+    let exp = manifest::load(Path::new(file), profile).expect("manifest");
+    let point = exp.points.last().expect("a point");
+    problem::build(
+        point,
+        exp.seed,
+        &MatrixCache::new("datasets/cache"),
+        Path::new("datasets/raw"),
+        &Progress::new(),
+    )
+    .expect("instance")
+}
+
+/// `name` with manifest-style `params` on the instance's clients, as the runner builds it.
+fn method<'a>(inst: &'a dyn Instance, name: &str, params: &str) -> Running<'a> {
+    let params: toml::Table = toml::from_str(params).expect("parameters");
+    let blocks = inst.data().view().split(inst.sizes());
+    Running::named(name, &params, inst.start(), 1, blocks, inst.dim()).expect(name)
+}
+
+/// Flops of one CEDRE round (dense, single-sample steps): exchange A's A_kw̃ = X_k(X_kᵀw̃)/n_k,
+/// 4dn_k per machine; then m_k = 5n_k local steps of 23d flops each (four inner products, 8d;
+/// the variance-reduced gradient, the step and ‖v‖², 14d; the normalisation, d).
+fn cedre_flops(d: usize, sizes: &[usize]) -> f64 {
+    sizes
+        .iter()
+        .map(|&n| (4 * d * n + 23 * d * CEDRE_STEPS_PER_SAMPLE * n) as f64)
+        .sum()
+}
+
+/// Flops of one DSSAL1 round with 5 fixed inner steps: its clients do a FAPS round's work (5½
+/// products A_i(A_iᵀV) of 4nm_ip flops, one of them reused from the last round, and 96np² of
+/// n×p work each; see benches/rounds.rs); the server's proximal step and retraction are O(np²)
+/// per Newton step and not counted.
+fn dssal1_flops(n: usize, m: usize, p: usize, d: usize) -> f64 {
+    5.5 * 4.0 * (n * m * p) as f64 + 96.0 * (d * n * p * p) as f64
+}
+
+fn benches(c: &mut Criterion) {
+    force_single_threaded_blas();
+    let (peak_one, peak_all) = peak(c);
+    let mut rows = Vec::new();
+    let mut g = c.benchmark_group("families");
+    heavy(&mut g);
+
+    let cedre_inst = largest("experiments/cedre/fig3a.toml");
+    let (d, sizes) = (cedre_inst.dim(), cedre_inst.sizes().to_vec());
+    let cedre_name = format!("cedre d={d} n_k={} K={} m=5n_k", sizes[0], sizes.len());
+    let mut cedre = method(cedre_inst.as_ref(), "cedre", &format!("eta = {CEDRE_ETA}"));
+    rows.push(row(&mut g, &cedre_name, cedre_flops(d, &sizes), || {
+        cedre.step().unwrap()
+    }));
+    drop(cedre);
+    drop(cedre_inst);
+
+    let inst = largest("experiments/dssal1/sweep_n.toml");
+    let (n, m, clients) = (inst.data().n(), inst.data().m(), inst.sizes().len());
+    let p = inst.start().get("z").expect("start Z").ncols();
+    let params = format!("inner = \"fixed\"\ninner_steps = {DSSAL1_INNER}");
+    let mut dssal1 = method(inst.as_ref(), "dssal1", &params);
+    rows.push(row(
+        &mut g,
+        &format!("dssal1 n={n} m={m} p={p} d={clients} 5 inner"),
+        dssal1_flops(n, m, p, clients),
+        || dssal1.step().unwrap(),
+    ));
+    drop(dssal1);
+    g.finish();
+
+    let numpy = [
+        common::numpy(
+            "CEDRE round",
+            &numpy_args("cedre", &[d, sizes[0], sizes.len(), 1]),
+            &[],
+        ),
+        common::numpy(
+            "DSSAL1 round",
+            &numpy_args("dssal1", &[n, m, p, clients, 3]),
+            &[],
+        ),
+    ];
+    for (r, v) in rows.iter_mut().zip(&numpy) {
+        let key = r.name.split(' ').next().expect("a name");
+        r.numpy = v.as_ref().and_then(|v| v[key].as_f64());
+    }
+    let peak_avx512 = common::avx512_peak();
+    summary(
+        "families",
+        &rows,
+        [peak_one, peak_all, peak_avx512],
+        numpy.iter().flatten().next(),
+    );
+    cedre_step_rate(&rows, &sizes);
+}
+
+fn numpy_args(what: &str, v: &[usize]) -> Vec<String> {
+    std::iter::once(what.to_string())
+        .chain(v.iter().map(|x| x.to_string()))
+        .collect()
+}
+
+/// CEDRE's local steps per second on each core: the figure its level-1 chain is bound by.
+fn cedre_step_rate(rows: &[Row], sizes: &[usize]) {
+    let Some(secs) = rows[0].secs else { return };
+    let steps: usize = sizes.iter().map(|n| CEDRE_STEPS_PER_SAMPLE * n).sum();
+    let cores = rayon::current_num_threads();
+    println!(
+        "\nCEDRE: {steps} local steps a round, {:.2} µs a step on each of {cores} cores",
+        secs * cores as f64 / steps as f64 * 1e6
+    );
+}
+
+criterion_group!(families, benches);
+criterion_main!(families);

@@ -110,6 +110,8 @@ mod avx512 {
     /// 8–15 in the second.
     ///
     /// Safety: avx512f is available and all slices have x's length.
+    // The two registers of each sum read best as acc[k][h] with an index loop.
+    #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn step(
         x: &[f64],

@@ -43,37 +43,8 @@ pub fn step(x: &[f64], w: &mut [f64], wt: &[f64], gf: &[f64], next: &mut [f64], 
         gf.len(),
         next.len()
     );
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") {
-        // SAFETY: avx512f checked; every slice has length n (asserted above).
-        unsafe { avx512::step(x, w, wt, gf, next, eta) };
-        return;
-    }
-    portable(x, w, wt, gf, next, eta);
-}
-
-/// The entry-wise part of the update: d, g and v = w − ηg at one entry (the same expression
-/// order as the AVX-512 path).
-#[inline(always)]
-fn entry(x: f64, w: f64, t: f64, g: f64, [a, b, wd, eta]: [f64; 4]) -> f64 {
-    let d = -b * (x - b * t) - g;
-    let grad = -a * (x - a * w) - d + wd * w;
-    w - eta * grad
-}
-
-/// The step in plain Rust, with the lane order of the module doc.
-fn portable(x: &[f64], w: &mut [f64], wt: &[f64], gf: &[f64], next: &mut [f64], eta: f64) {
-    let n = x.len();
     let body = n / LANES * LANES;
-    let mut acc = [[0.0; LANES]; 4];
-    for j in 0..body {
-        let l = j % LANES;
-        acc[0][l] += x[j] * w[j];
-        acc[1][l] += x[j] * wt[j];
-        acc[2][l] += w[j] * wt[j];
-        acc[3][l] += w[j] * gf[j];
-    }
-    let mut s = acc.map(|v| lane_sum(&v));
+    let mut s = dot_lanes(&x[..body], &w[..body], &wt[..body], &gf[..body]).map(|v| lane_sum(&v));
     for j in body..n {
         s[0] += x[j] * w[j];
         s[1] += x[j] * wt[j];
@@ -83,13 +54,8 @@ fn portable(x: &[f64], w: &mut [f64], wt: &[f64], gf: &[f64], next: &mut [f64], 
     let [a, b, wwt, wg] = s;
     let wd = -b * (a - b * wwt) - wg;
     let k = [a, b, wd, eta];
-    let mut sq = [0.0; LANES];
-    for j in 0..body {
-        let v = entry(x[j], w[j], wt[j], gf[j], k);
-        next[j] = v;
-        sq[j % LANES] += v * v;
-    }
-    let mut norm2 = lane_sum(&sq);
+    let (xb, wb, tb, gb) = (&x[..body], &w[..body], &wt[..body], &gf[..body]);
+    let mut norm2 = lane_sum(&update_lanes(xb, wb, tb, gb, &mut next[..body], k));
     for j in body..n {
         let v = entry(x[j], w[j], wt[j], gf[j], k);
         next[j] = v;
@@ -101,38 +67,110 @@ fn portable(x: &[f64], w: &mut [f64], wt: &[f64], gf: &[f64], next: &mut [f64], 
     }
 }
 
+/// The entry-wise part of the update: d, g and v = w − ηg at one entry, with k = [a, b, wᵀd, η]
+/// (the same expression order as the AVX-512 path).
+#[inline(always)]
+fn entry(x: f64, w: f64, t: f64, g: f64, [a, b, wd, eta]: [f64; 4]) -> f64 {
+    let d = -b * (x - b * t) - g;
+    let grad = -a * (x - a * w) - d + wd * w;
+    w - eta * grad
+}
+
+/// The lanes of xᵀw, xᵀw̃, wᵀw̃ and wᵀG over whole groups of LANES entries (all slices of one
+/// length, a multiple of LANES).
+fn dot_lanes(x: &[f64], w: &[f64], t: &[f64], g: &[f64]) -> [[f64; LANES]; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: avx512f checked; the slices have one length, a multiple of LANES.
+        return unsafe { avx512::dot_lanes(x, w, t, g) };
+    }
+    portable::dot_lanes(x, w, t, g)
+}
+
+/// next = w − ηg entry by entry (see [`entry`]) over whole groups of LANES entries, and the
+/// lanes of ‖next‖².
+fn update_lanes(
+    x: &[f64],
+    w: &[f64],
+    t: &[f64],
+    g: &[f64],
+    next: &mut [f64],
+    k: [f64; 4],
+) -> [f64; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: avx512f checked; the slices have one length, a multiple of LANES.
+        return unsafe { avx512::update_lanes(x, w, t, g, next, k) };
+    }
+    portable::update_lanes(x, w, t, g, next, k)
+}
+
+/// The lanes in plain Rust: entry j into lane j mod LANES, in entry order.
+mod portable {
+    use super::{entry, LANES};
+
+    pub(super) fn dot_lanes(x: &[f64], w: &[f64], t: &[f64], g: &[f64]) -> [[f64; LANES]; 4] {
+        let mut acc = [[0.0; LANES]; 4];
+        for j in 0..x.len() {
+            let l = j % LANES;
+            acc[0][l] += x[j] * w[j];
+            acc[1][l] += x[j] * t[j];
+            acc[2][l] += w[j] * t[j];
+            acc[3][l] += w[j] * g[j];
+        }
+        acc
+    }
+
+    pub(super) fn update_lanes(
+        x: &[f64],
+        w: &[f64],
+        t: &[f64],
+        g: &[f64],
+        next: &mut [f64],
+        k: [f64; 4],
+    ) -> [f64; LANES] {
+        let mut sq = [0.0; LANES];
+        for j in 0..x.len() {
+            let v = entry(x[j], w[j], t[j], g[j], k);
+            next[j] = v;
+            sq[j % LANES] += v * v;
+        }
+        sq
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{entry, lane_sum, LANES};
+    use super::LANES;
     use std::arch::x86_64::*;
 
-    /// [`super::portable`] in AVX-512 registers: lanes 0–7 in the first register of each sum,
+    /// Two registers of 8 lanes stored as the 16 lanes in order.
+    unsafe fn store(r: [__m512d; 2]) -> [f64; LANES] {
+        let mut v = [0.0; LANES];
+        unsafe {
+            _mm512_storeu_pd(v.as_mut_ptr(), r[0]);
+            _mm512_storeu_pd(v.as_mut_ptr().add(8), r[1]);
+        }
+        v
+    }
+
+    /// [`super::dot_lanes`] in AVX-512 registers: lanes 0–7 in the first register of each sum,
     /// 8–15 in the second.
     ///
-    /// Safety: avx512f is available and all slices have x's length.
+    /// Safety: avx512f is available; the slices have one length, a multiple of LANES.
     // The two registers of each sum read best as acc[k][h] with an index loop.
     #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn step(
+    pub(super) unsafe fn dot_lanes(
         x: &[f64],
-        w: &mut [f64],
-        wt: &[f64],
-        gf: &[f64],
-        next: &mut [f64],
-        eta: f64,
-    ) {
-        let n = x.len();
-        let body = n / LANES * LANES;
-        let (xp, wp, tp, gp, np) = (
-            x.as_ptr(),
-            w.as_mut_ptr(),
-            wt.as_ptr(),
-            gf.as_ptr(),
-            next.as_mut_ptr(),
-        );
+        w: &[f64],
+        t: &[f64],
+        g: &[f64],
+    ) -> [[f64; LANES]; 4] {
+        let (xp, wp, tp, gp) = (x.as_ptr(), w.as_ptr(), t.as_ptr(), g.as_ptr());
         unsafe {
             let mut acc = [[_mm512_setzero_pd(); 2]; 4];
-            for c in (0..body).step_by(LANES) {
+            for c in (0..x.len()).step_by(LANES) {
                 for h in 0..2 {
                     let j = c + 8 * h;
                     let xv = _mm512_loadu_pd(xp.add(j));
@@ -145,30 +183,41 @@ mod avx512 {
                     acc[3][h] = _mm512_add_pd(acc[3][h], _mm512_mul_pd(wv, gv));
                 }
             }
-            let mut s = acc.map(|[lo, hi]| {
-                let mut v = [0.0; LANES];
-                _mm512_storeu_pd(v.as_mut_ptr(), lo);
-                _mm512_storeu_pd(v.as_mut_ptr().add(8), hi);
-                lane_sum(&v)
-            });
-            for j in body..n {
-                s[0] += x[j] * *wp.add(j);
-                s[1] += x[j] * wt[j];
-                s[2] += *wp.add(j) * wt[j];
-                s[3] += *wp.add(j) * gf[j];
-            }
-            let [a, b, wwt, wg] = s;
-            let wd = -b * (a - b * wwt) - wg;
-            let (av, bv, wdv, ev) = (
-                _mm512_set1_pd(a),
-                _mm512_set1_pd(b),
-                _mm512_set1_pd(wd),
-                _mm512_set1_pd(eta),
-            );
-            let (na, nb) = (_mm512_set1_pd(-a), _mm512_set1_pd(-b));
-            let mut sq = [_mm512_setzero_pd(); 2];
-            for c in (0..body).step_by(LANES) {
-                for h in 0..2 {
+            acc.map(|r| store(r))
+        }
+    }
+
+    /// [`super::update_lanes`] in AVX-512 registers, the operations of [`super::entry`] in its
+    /// order.
+    ///
+    /// Safety: avx512f is available; the slices have one length, a multiple of LANES.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn update_lanes(
+        x: &[f64],
+        w: &[f64],
+        t: &[f64],
+        g: &[f64],
+        next: &mut [f64],
+        [a, b, wd, eta]: [f64; 4],
+    ) -> [f64; LANES] {
+        let (xp, wp, tp, gp, np) = (
+            x.as_ptr(),
+            w.as_ptr(),
+            t.as_ptr(),
+            g.as_ptr(),
+            next.as_mut_ptr(),
+        );
+        let (av, bv, wdv, ev) = (
+            _mm512_set1_pd(a),
+            _mm512_set1_pd(b),
+            _mm512_set1_pd(wd),
+            _mm512_set1_pd(eta),
+        );
+        let (na, nb) = (_mm512_set1_pd(-a), _mm512_set1_pd(-b));
+        let mut sq = [_mm512_setzero_pd(); 2];
+        unsafe {
+            for c in (0..x.len()).step_by(LANES) {
+                for (h, acc) in sq.iter_mut().enumerate() {
                     let j = c + 8 * h;
                     let xv = _mm512_loadu_pd(xp.add(j));
                     let wv = _mm512_loadu_pd(wp.add(j));
@@ -188,27 +237,10 @@ mod avx512 {
                     );
                     let v = _mm512_sub_pd(wv, _mm512_mul_pd(ev, grad));
                     _mm512_storeu_pd(np.add(j), v);
-                    sq[h] = _mm512_add_pd(sq[h], _mm512_mul_pd(v, v));
+                    *acc = _mm512_add_pd(*acc, _mm512_mul_pd(v, v));
                 }
             }
-            let mut lanes = [0.0; LANES];
-            _mm512_storeu_pd(lanes.as_mut_ptr(), sq[0]);
-            _mm512_storeu_pd(lanes.as_mut_ptr().add(8), sq[1]);
-            let mut norm2 = lane_sum(&lanes);
-            let k = [a, b, wd, eta];
-            for j in body..n {
-                let v = entry(x[j], *wp.add(j), wt[j], gf[j], k);
-                *np.add(j) = v;
-                norm2 += v * v;
-            }
-            let inv = _mm512_set1_pd(1.0 / norm2.sqrt());
-            for j in (0..body).step_by(8) {
-                _mm512_storeu_pd(wp.add(j), _mm512_mul_pd(_mm512_loadu_pd(np.add(j)), inv));
-            }
-            let inv = 1.0 / norm2.sqrt();
-            for j in body..n {
-                *wp.add(j) = *np.add(j) * inv;
-            }
+            store(sq)
         }
     }
 }
@@ -268,20 +300,31 @@ mod tests {
 
     #[test]
     fn every_path_gives_the_same_bits() {
-        // The dispatched path (AVX-512 where the CPU has it) against the portable one, over a
-        // chain of steps as CEDRE runs them.
-        for (n, s) in [(1000, 5), (1003, 6), (9, 7)] {
-            let [x, w0, wt, g] = vectors(n, s);
-            let (mut w1, mut w2) = (w0.clone(), w0.clone());
-            let mut next = vec![0.0; n];
-            for _ in 0..50 {
-                step(&x, &mut w1, &wt, &g, &mut next, 0.2);
-                portable(&x, &mut w2, &wt, &g, &mut next, 0.2);
+        // The AVX-512 lanes against the portable ones, where the CPU has AVX-512 (elsewhere the
+        // portable lanes are the only path).
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            for (n, s) in [(1008, 5), (16, 6)] {
+                let [x, w, wt, g] = vectors(n, s);
+                let k = [0.3, -0.2, 0.01, 0.2];
+                let (mut n1, mut n2) = (vec![0.0; n], vec![0.0; n]);
+                // SAFETY: avx512f checked; the slices have length n, a multiple of LANES.
+                let (d1, u1) = unsafe {
+                    (
+                        avx512::dot_lanes(&x, &w, &wt, &g),
+                        avx512::update_lanes(&x, &w, &wt, &g, &mut n1, k),
+                    )
+                };
+                let d2 = portable::dot_lanes(&x, &w, &wt, &g);
+                let u2 = portable::update_lanes(&x, &w, &wt, &g, &mut n2, k);
+                let same =
+                    |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits());
+                assert!(
+                    d1.iter().zip(&d2).all(|(a, b)| same(a, b)),
+                    "n = {n}: sums differ"
+                );
+                assert!(same(&u1, &u2) && same(&n1, &n2), "n = {n}: updates differ");
             }
-            assert!(
-                w1.iter().zip(&w2).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "n = {n}: the paths differ"
-            );
         }
     }
 }

@@ -25,16 +25,11 @@
 
 mod common;
 
-use common::{heavy, peak, row, summary, Row};
+use common::{heavy, instance, method, peak, row, summary, Row};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use dpca_bench::data::cache::MatrixCache;
 use dpca_bench::linalg::force_single_threaded_blas;
-use dpca_bench::manifest;
-use dpca_bench::methods::registry::Running;
-use dpca_bench::problem::{self, Instance};
-use dpca_bench::run::Progress;
-use std::path::Path;
+use dpca_bench::manifest::Point;
 
 /// CEDRE's fixed step size in the bench (the grid's 0.05/λ̂, λ̂ = 1 after the family's scaling).
 const CEDRE_ETA: f64 = 0.05;
@@ -42,33 +37,6 @@ const CEDRE_ETA: f64 = 0.05;
 const CEDRE_STEPS_PER_SAMPLE: usize = 5;
 /// DSSAL1's inner steps per round in the bench.
 const DSSAL1_INNER: usize = 5;
-
-/// The last (largest) point of `file`'s sweep, built as `dpca run` builds it, at the paper
-/// profile (quick with DPCA_BENCH_SMALL=1).
-fn largest(file: &str) -> Box<dyn Instance> {
-    let profile = if std::env::var_os("DPCA_BENCH_SMALL").is_some() {
-        "quick"
-    } else {
-        "paper"
-    };
-    let exp = manifest::load(Path::new(file), profile).expect("manifest");
-    let point = exp.points.last().expect("a point");
-    problem::build(
-        point,
-        exp.seed,
-        &MatrixCache::new("datasets/cache"),
-        Path::new("datasets/raw"),
-        &Progress::new(),
-    )
-    .expect("instance")
-}
-
-/// `name` with manifest-style `params` on the instance's clients, as the runner builds it.
-fn method<'a>(inst: &'a dyn Instance, name: &str, params: &str) -> Running<'a> {
-    let params: toml::Table = toml::from_str(params).expect("parameters");
-    let blocks = inst.data().view().split(inst.sizes());
-    Running::named(name, &params, inst.start(), 1, blocks, inst.dim()).expect(name)
-}
 
 /// Flops of one CEDRE round (dense, single-sample steps): exchange A's A_kw̃ = X_k(X_kᵀw̃)/n_k,
 /// 4dn_k per machine; then m_k = 5n_k local steps of 23d flops each (four inner products, 8d;
@@ -95,7 +63,7 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("families");
     heavy(&mut g);
 
-    let cedre_inst = largest("experiments/cedre/fig3a.toml");
+    let cedre_inst = instance("experiments/cedre/fig3a.toml", largest);
     let (d, sizes) = (cedre_inst.dim(), cedre_inst.sizes().to_vec());
     let cedre_name = format!("cedre d={d} n_k={} K={} m=5n_k", sizes[0], sizes.len());
     let mut cedre = method(cedre_inst.as_ref(), "cedre", &format!("eta = {CEDRE_ETA}"));
@@ -105,7 +73,7 @@ fn benches(c: &mut Criterion) {
     drop(cedre);
     drop(cedre_inst);
 
-    let inst = largest("experiments/dssal1/sweep_n.toml");
+    let inst = instance("experiments/dssal1/sweep_n.toml", largest);
     let (n, m, clients) = (inst.data().n(), inst.data().m(), inst.sizes().len());
     let p = inst.start().get("z").expect("start Z").ncols();
     let params = format!("inner = \"fixed\"\ninner_steps = {DSSAL1_INNER}");
@@ -143,6 +111,11 @@ fn benches(c: &mut Criterion) {
         numpy.iter().flatten().next(),
     );
     cedre_step_rate(&rows, &sizes);
+}
+
+/// A manifest's last (largest) sweep point.
+fn largest(points: &[Point]) -> &Point {
+    points.last().expect("a point")
 }
 
 fn numpy_args(what: &str, v: &[usize]) -> Vec<String> {

@@ -25,53 +25,19 @@
 
 mod common;
 
-use common::{heavy, peak, row, summary, Row};
+use common::{heavy, instance, method, peak, row, summary, Row};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use dpca_bench::data::cache::MatrixCache;
 use dpca_bench::data::matrix::Block;
 use dpca_bench::linalg::force_single_threaded_blas;
 use dpca_bench::linalg::gram_product::{chunk_len, gram_times_chunked};
-use dpca_bench::manifest;
-use dpca_bench::methods::registry::Running;
-use dpca_bench::problem::{self, Instance};
-use dpca_bench::run::Progress;
 use rayon::prelude::*;
-use std::path::Path;
-
-/// Table 1's instance exactly as `dpca run` builds it (same cache entry, same seed), or its
-/// quick profile with DPCA_BENCH_SMALL=1.
-fn instance() -> (Box<dyn Instance>, usize) {
-    let profile = if std::env::var_os("DPCA_BENCH_SMALL").is_some() {
-        "quick"
-    } else {
-        "paper"
-    };
-    let exp = manifest::load(Path::new("experiments/faps/table1.toml"), profile)
-        .expect("table1 manifest");
-    let point = &exp.points[0];
-    let inst = problem::build(
-        point,
-        exp.seed,
-        &MatrixCache::new("datasets/cache"),
-        Path::new("datasets/raw"),
-        &Progress::new(),
-    )
-    .expect("table1 instance");
-    (inst, point.problem.p)
-}
-
-/// `name` with manifest-style `params` on the instance's clients, as the runner builds it.
-fn method<'a>(inst: &'a dyn Instance, name: &str, params: &str) -> Running<'a> {
-    let params: toml::Table = toml::from_str(params).expect("parameters");
-    let blocks = inst.data().view().split(inst.sizes());
-    Running::named(name, &params, inst.start(), 1, blocks, inst.dim()).expect(name)
-}
 
 fn benches(c: &mut Criterion) {
     force_single_threaded_blas();
     let (peak_one, peak_all) = peak(c);
-    let (inst, p) = instance();
+    let inst = instance("experiments/faps/table1.toml", |points| &points[0]);
+    let p = inst.start().get("z").expect("start Z").ncols();
     let (n, m, d) = (inst.data().n(), inst.data().m(), inst.sizes().len());
     let name = |method: &str| format!("{method} n={n} m={m} p={p} d={d}");
     // One product A_i(A_iᵀZ) summed over clients: 2·(2·n·m_i·p) flops.

@@ -4,11 +4,17 @@
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use dpca_bench::data::cache::MatrixCache;
 use dpca_bench::data::uniform_matrix;
+use dpca_bench::manifest::{self, Point};
+use dpca_bench::methods::registry::Running;
+use dpca_bench::problem::{self, Instance};
+use dpca_bench::run::Progress;
 use dpca_bench::seed;
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::hint::black_box;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Samples per bench (criterion's minimum).
@@ -230,4 +236,30 @@ pub fn summary(
             ))
         );
     }
+}
+
+/// The point `pick` chooses of manifest `file`, built exactly as `dpca run` builds it (same cache
+/// entry, same seed), at the paper profile, or the quick one with DPCA_BENCH_SMALL=1.
+pub fn instance(file: &str, pick: impl Fn(&[Point]) -> &Point) -> Box<dyn Instance> {
+    let profile = if std::env::var_os("DPCA_BENCH_SMALL").is_some() {
+        "quick"
+    } else {
+        "paper"
+    };
+    let exp = manifest::load(Path::new(file), profile).expect("manifest");
+    problem::build(
+        pick(&exp.points),
+        exp.seed,
+        &MatrixCache::new("datasets/cache"),
+        Path::new("datasets/raw"),
+        &Progress::new(),
+    )
+    .expect("instance")
+}
+
+/// `name` with manifest-style `params` on the instance's clients, as the runner builds it.
+pub fn method<'a>(inst: &'a dyn Instance, name: &str, params: &str) -> Running<'a> {
+    let params: toml::Table = toml::from_str(params).expect("parameters");
+    let blocks = inst.data().view().split(inst.sizes());
+    Running::named(name, &params, inst.start(), 1, blocks, inst.dim()).expect(name)
 }

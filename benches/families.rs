@@ -9,15 +9,16 @@
 //!   local steps once per candidate of the step-size search.
 //! - DSSAL1 at experiments/dssal1/sweep_n.toml's largest point (n = 1500, m = 16000, p = 5,
 //!   16 clients, μ = 0.005) with 5 fixed inner steps (`inner = "fixed"`), so that every round does
-//!   the same work (the default rule stops after 1–5 steps, as the iterates settle): the clients'
+//!   the same work (the default rule's step count varies from round to round): the clients'
 //!   FAPS work and the server's ManPG proximal step (semismooth Newton) and retraction.
 //!
 //! The instances are built as `dpca run` builds them (same manifests, seeds and cache); the
-//! methods as the runner builds them ([`Running::named`]); each bench advances its method, so
+//! methods as the runner builds them (`Running::named`, through common::method); each bench advances its method, so
 //! samples are consecutive rounds. Flops: see [`cedre_flops`] and [`dssal1_flops`]. A CEDRE
 //! round is a chain of 10,000 dependent vector steps per machine (one step's w is the next
-//! one's input), each a few passes over one d-vector: level-1 work bound by the latency of its
-//! sums, not by the dgemm peak the summary compares it with. After the rounds, the same rounds
+//! one's input), each a few passes over one d-vector: level-1 work (its sums in 16 lanes,
+//! src/linalg/sphere_step.rs) bound by memory and the chain, not by the dgemm peak the summary
+//! compares it with. After the rounds, the same rounds
 //! in NumPy (scripts/numpy_rounds.py cedre / dssal1, DPCA_BENCH_PYTHON as `make bench` sets it)
 //! on uniform random data of the same shapes, written as a NumPy user would: CEDRE's local steps
 //! a Python loop of vector operations, DSSAL1's products one `@` each on NumPy's multithreaded

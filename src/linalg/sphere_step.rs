@@ -44,7 +44,8 @@ pub fn step(x: &[f64], w: &mut [f64], wt: &[f64], gf: &[f64], next: &mut [f64], 
         next.len()
     );
     let body = n / LANES * LANES;
-    let mut s = dot_lanes(&x[..body], &w[..body], &wt[..body], &gf[..body]).map(|v| lane_sum(&v));
+    let (xb, wb, tb, gb) = (&x[..body], &w[..body], &wt[..body], &gf[..body]);
+    let mut s = dot_lanes(xb, wb, tb, gb).map(|v| lane_sum(&v));
     for j in body..n {
         s[0] += x[j] * w[j];
         s[1] += x[j] * wt[j];
@@ -54,7 +55,6 @@ pub fn step(x: &[f64], w: &mut [f64], wt: &[f64], gf: &[f64], next: &mut [f64], 
     let [a, b, wwt, wg] = s;
     let wd = -b * (a - b * wwt) - wg;
     let k = [a, b, wd, eta];
-    let (xb, wb, tb, gb) = (&x[..body], &w[..body], &wt[..body], &gf[..body]);
     let mut norm2 = lane_sum(&update_lanes(xb, wb, tb, gb, &mut next[..body], k));
     for j in body..n {
         let v = entry(x[j], w[j], wt[j], gf[j], k);

@@ -49,7 +49,7 @@ DPCA := $(TARGET_DIR)/release/dpca
 # Root installs directly; anyone else through sudo.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: help deps deps-system deps-mkl build test fetch reproduce quick report verify bench fmt fmt-check \
+.PHONY: help deps deps-system deps-mkl build test test-cores fetch reproduce quick report verify verify-sample bench fmt fmt-check \
         lint clippy clean-results mkl-check mkl-fresh print-dpca numpy-venv
 
 help: ## list the targets
@@ -95,8 +95,26 @@ endif
 build: deps mkl-fresh ## cargo build --release (binary: make print-dpca)
 	$(CARGO_RUN) build --release $(FEATURES) $(ARGS)
 
-test: deps mkl-fresh ## cargo test --release (all tests, the MPI backend's included)
+test: deps mkl-fresh ## cargo test --release (all tests, the MPI backend's included), then test-cores
 	$(CARGO_RUN) test --release $(FEATURES) $(ARGS)
+	@$(if $(ARGS),,$(MAKE) test-cores)
+
+# The tests whose bits must not depend on BLAS's kernels (a client's or rank's share of the data
+# equals the whole data's columns, the low-rank product, the robust generator), once per
+# OpenBLAS core type this CPU runs: Haswell and Zen (AVX2), SkylakeX where it has AVX-512.
+# `dpca` pins Haswell itself (src/linalg/blas_pin.rs); the test binaries run what they are told.
+CORE_TESTS_LIB := robust:: low_rank
+test-cores: ## the bit-identity tests (shares, robust generator) under OPENBLAS_CORETYPE=Haswell, Zen and SkylakeX
+ifeq ($(BLAS),openblas)
+	@cores="Haswell Zen"; grep -qw avx512f /proc/cpuinfo && cores="$$cores SkylakeX"; \
+	for core in $$cores; do \
+	  echo "== OPENBLAS_CORETYPE=$$core"; \
+	  OPENBLAS_CORETYPE=$$core $(CARGO_RUN) test --release $(FEATURES) -q --lib -- $(CORE_TESTS_LIB); \
+	  OPENBLAS_CORETYPE=$$core $(CARGO_RUN) test --release $(FEATURES) -q --test share; \
+	done
+else
+	@echo "test-cores: OpenBLAS core types only (BLAS=$(BLAS)): skipped"
+endif
 
 # Real datasets the manifests use; one that cannot be fetched here is reported and skipped.
 DATASETS ?= mnist fashion-mnist cifar-10 cifar-100 wdbc
@@ -115,6 +133,15 @@ report: build ## results/index.html and a page per results folder (open it from 
 
 verify: build fetch ## re-run the experiments with committed quick results and compare (ARGS='--threads 1')
 	$(DPCA) verify $(ARGS)
+
+# A fixed sample of committed quick results, at least one per problem family and none needing a
+# dataset: FAPS (subspace; fig1a's FAPS stalls, so its round count moves with any last bit),
+# DCF-PCA (robust), DSSAL1 and FSSPCA (sparse), CEDRE (eigvec). About a minute on 2 cores.
+VERIFY_SAMPLE := experiments/faps/table1.toml experiments/faps/fig1a.toml \
+  experiments/dcfpca/fig1_n1000.toml experiments/dssal1/sweep_n.toml \
+  experiments/fspca/fig2.toml experiments/cedre/fig3a.toml
+verify-sample: build ## re-run a fixed sample of committed quick results (every family) and compare: CI runs it after the tests
+	$(DPCA) verify $(VERIFY_SAMPLE) $(ARGS)
 
 # NumPy for the rounds bench's comparison: from PyPI into a git-ignored venv.
 VENV := $(CURDIR)/.venv

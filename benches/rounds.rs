@@ -14,9 +14,10 @@
 //! DPCA_BENCH_SMALL=1 uses table1's quick profile for a fast look.
 //!
 //! Before the rounds, the product they are made of, A_i(A_iᵀZ) on every client in parallel,
-//! two ways: two BLAS calls (DPCA_PRODUCT_KERNEL=blas), and the AVX-512 kernel fused over
-//! chunks of samples ([`gram_times_chunked`], what `Block::gram_times` runs on an AVX-512 CPU) at its default
-//! chunk length ([`chunk_len`]) and a few others. After them, the same rounds in NumPy (scripts/numpy_rounds.py, run by the
+//! two ways: two BLAS calls (DPCA_PRODUCT_KERNEL=blas), and the project's kernel fused over
+//! chunks of samples ([`gram_times_chunked`], what `Block::gram_times` runs: AVX-512 where the
+//! CPU has it) at its default chunk length ([`chunk_len`]) and a few others; on an AVX-512 CPU
+//! also its AVX2 twin (same bits) at the default chunk, what an AVX2-only CPU runs. After them, the same rounds in NumPy (scripts/numpy_rounds.py, run by the
 //! Python in DPCA_BENCH_PYTHON — `make bench` sets up a venv with NumPy from PyPI — on a
 //! uniform random matrix of the same shape, NumPy's multithreaded BLAS on all cores): the
 //! summary's last column is NumPy's time over ours. Rounds take seconds, so each
@@ -30,7 +31,7 @@ use common::{heavy, instance, method, peak, row, summary, Row};
 use criterion::{criterion_group, criterion_main, Criterion};
 use dpca_bench::data::matrix::Block;
 use dpca_bench::linalg::force_single_threaded_blas;
-use dpca_bench::linalg::gram_product::{chunk_len, gram_times_chunked};
+use dpca_bench::linalg::gram_product::{chunk_len, gram_times_chunked, kernel, Kernel};
 use rayon::prelude::*;
 
 fn benches(c: &mut Criterion) {
@@ -57,16 +58,25 @@ fn benches(c: &mut Criterion) {
                 .sum::<f64>()
         }));
         let used = chunk_len(n);
-        for chunk in [16, 32, 64, 128, 256] {
+        // DPCA_PRODUCT_KERNEL=blas (or a CPU without FMA): no own kernel to time.
+        let own = kernel();
+        let mut runs: Vec<(Kernel, usize)> = match own.own() {
+            true => [16, 32, 64, 128, 256].map(|chunk| (own, chunk)).into(),
+            false => Vec::new(),
+        };
+        if own == Kernel::Avx512 {
+            runs.push((Kernel::Avx2, used));
+        }
+        for (k, chunk) in runs {
             let mark = if chunk == used { " (default)" } else { "" };
             rows.push(row(
                 &mut g,
-                &format!("A_i(A_iᵀZ) AVX-512 fused, chunks of {chunk}{mark}"),
+                &format!("A_i(A_iᵀZ) {} fused, chunks of {chunk}{mark}", k.name()),
                 product,
                 || {
                     dense
                         .par_iter()
-                        .map(|a| gram_times_chunked(*a, z.view(), chunk)[[0, 0]])
+                        .map(|a| gram_times_chunked(k, *a, z.view(), chunk)[[0, 0]])
                         .sum::<f64>()
                 },
             ));

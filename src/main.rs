@@ -36,10 +36,15 @@ use std::process::ExitCode;
 ///   dpca compare results/faps/table4/quick /tmp/other/faps/table4/quick
 ///
 /// Environment (each recorded in run.json, since each decides the last bits of the results):
-///   DPCA_PRODUCT_KERNEL=avx512|blas   code of the dense products A_i(A_iᵀX) and A_iᵀX
-///                                     (default: avx512 where the CPU has AVX-512F and FMA)
-///   OPENBLAS_CORETYPE=Haswell         pin OpenBLAS's kernels (with DPCA_PRODUCT_KERNEL=blas:
-///                                     the same bits on any x86-64 CPU with AVX2)
+///   DPCA_PRODUCT_KERNEL=avx512|avx2|blas
+///                                     code of the dense products A_i(A_iᵀX) and A_iᵀX: the
+///                                     project's kernels (avx512 and avx2 give the same bits;
+///                                     default: the CPU's best) or BLAS
+///   DPCA_BLAS_PIN=on|off              on (default): dpca starts itself again with
+///                                     OPENBLAS_CORETYPE=Haswell (MKL: MKL_CBWR=AVX2), so BLAS
+///                                     gives the same bits on every x86-64 CPU with AVX2;
+///                                     off: the BLAS picks kernels for this CPU
+///   OPENBLAS_CORETYPE=NAME            your own choice of OpenBLAS's kernels (wins over the pin)
 #[derive(Parser)]
 #[command(name = "dpca", version, about, long_about, verbatim_doc_comment)]
 struct Cli {
@@ -142,21 +147,28 @@ enum Command {
         #[arg(long, default_value = "results")]
         results: PathBuf,
     },
-    /// Re-run every experiment with committed results of the profile into a scratch folder
-    /// (removed afterwards) and compare with the committed CSVs, as `compare` does. Exit status 1
-    /// on a difference.
+    /// Re-run experiments with committed results of the profile into a scratch folder (removed
+    /// afterwards) and compare with the committed CSVs, as `compare` does. Per results folder
+    /// it says whether every cell is identical (bit for bit), or all match within the tolerance,
+    /// whether the round counts and stop reasons are equal, the largest relative difference of
+    /// any metric, and the kernels that computed each side (run.json's blas_core and
+    /// product_kernel; a mismatch is named, since other kernels sum in other orders). Exit
+    /// status 1 on a difference.
     ///
     /// Examples:
     ///   dpca verify --profile quick --threads 1
-    ///   dpca verify --experiments experiments/faps --rtol 1e-6
+    ///   dpca verify experiments/faps --rtol 1e-6
+    ///   dpca verify experiments/faps/table1.toml experiments/dcfpca/fig4.toml
     #[command(verbatim_doc_comment)]
     Verify {
+        /// Manifests (.toml), or folders searched recursively for them; a folder's manifests
+        /// without committed results of the profile are passed over, a named manifest without
+        /// them is an error.
+        #[arg(default_value = "experiments")]
+        targets: Vec<PathBuf>,
         /// Profile whose committed results are re-run.
         #[arg(long, default_value = "quick")]
         profile: String,
-        /// Folder searched recursively for *.toml manifests.
-        #[arg(long, default_value = "experiments")]
-        experiments: PathBuf,
         /// Root folder of the committed results (read only).
         #[arg(long, default_value = "results")]
         results: PathBuf,
@@ -308,10 +320,23 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: OpenBLAS fixed its kernels when it loaded, so pinning them means
+    // starting again with OPENBLAS_CORETYPE set (src/linalg/blas_pin.rs).
+    if let Err(e) = linalg::blas_pin::pin_by_reexec() {
+        return exit(Err(UsageError(format!("{e:#}")).into()));
+    }
     let cli = Cli::parse();
     #[cfg(feature = "mpi")]
     if let Some(common) = cli.common().filter(|c| c.backend == Backend::Mpi).cloned() {
         return mpi_main(cli, &common);
+    }
+    // Rust ignores SIGPIPE, so a write to a closed pipe (`dpca list | head`) is an error that
+    // println! turns into a panic. With the default action the process ends quietly, as other
+    // command-line tools do. (Not under MPI, whose sockets handle their own errors.)
+    // SAFETY: setting a signal's disposition to its default, before any thread starts.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     exit(dispatch(cli))
 }
@@ -431,8 +456,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Compare { dir_a, dir_b, tol } => compare_dirs(&dir_a, &dir_b, tol.tolerance()?),
         Command::Verify {
+            targets,
             profile,
-            experiments,
             results,
             tol,
             threads,
@@ -459,7 +484,7 @@ fn dispatch(cli: Cli) -> Result<()> {
                 backend: Backend::Local,
             };
             let opts = setup(&common)?;
-            verify(&experiments, &results, &profile, &opts, tol)
+            verify(&targets, &results, &profile, &opts, tol)
         }
         Command::Check { dirs } => dirs.iter().try_for_each(|d| {
             let n = report::check_complete(d)?;
@@ -843,14 +868,21 @@ fn data(action: DataAction, dir: &Path) -> Result<()> {
 fn outcome_row(name: &str, c: &Comparison) -> Vec<String> {
     vec![
         name.to_string(),
-        if c.matches() { "match" } else { "DIFFERS" }.into(),
-        if c.rounds_differ() { "differ" } else { "same" }.into(),
+        match (c.identical(), c.matches()) {
+            (true, _) => "identical",
+            (false, true) => "match",
+            (false, false) => "DIFFERS",
+        }
+        .into(),
+        if c.rounds_differ() { "DIFFER" } else { "equal" }.into(),
         c.rows.to_string(),
         c.differences.len().to_string(),
-        c.max_relative().map_or("—".into(), |r| format!("{r:.2e}")),
+        c.largest.map_or("0".into(), |r| format!("{r:.2e}")),
     ]
 }
 
+/// Columns of the closing table of `compare` (MAX REL. DIFF: over every compared number,
+/// within the tolerance or not).
 const OUTCOME_HEADER: [&str; 6] = [
     "RESULTS",
     "STATUS",
@@ -860,15 +892,31 @@ const OUTCOME_HEADER: [&str; 6] = [
     "MAX REL. DIFF",
 ];
 
+/// `verify`'s: the same, and the kernels of both sides.
+const VERIFY_HEADER: [&str; 7] = [
+    "RESULTS",
+    "STATUS",
+    "ROUNDS/STOP",
+    "ROWS",
+    "DIFFERENCES",
+    "MAX REL. DIFF",
+    "KERNELS (A, B)",
+];
+
 /// Differences printed per folder before "… and N more".
 const SHOWN: usize = 20;
 
 /// Print one folder's comparison: nothing more when it matches, else its differences.
 fn print_comparison(name: &str, c: &Comparison, tol: Tolerance) {
-    if c.matches() {
+    if c.identical() {
+        println!("{name}: identical ({} rows, every cell bit for bit)", c.rows);
+    } else if c.matches() {
         println!(
-            "{name}: match ({} rows; metrics to {:e} relative + {:e})",
-            c.rows, tol.rtol, tol.atol
+            "{name}: match ({} rows; metrics to {:e} relative + {:e}; largest difference {:.2e})",
+            c.rows,
+            tol.rtol,
+            tol.atol,
+            c.largest.unwrap_or(0.0)
         );
     } else {
         println!(
@@ -944,58 +992,85 @@ fn compare_dirs(a: &Path, b: &Path, tol: Tolerance) -> Result<()> {
 /// `dpca verify`: re-run every manifest with committed results of `profile` into the scratch
 /// root `opts.results_root` and compare.
 fn verify(
-    experiments: &Path,
+    targets: &[PathBuf],
     committed: &Path,
     profile: &str,
     opts: &Options,
     tol: Tolerance,
 ) -> Result<()> {
+    // Every manifest to re-run, and whether it was named (then it must have results).
+    let mut manifests = Vec::new();
+    for t in targets {
+        if t.is_dir() {
+            manifests.extend(manifests_under(t)?.into_iter().map(|m| (m, false)));
+        } else if t.is_file() {
+            manifests.push((t.clone(), true));
+        } else {
+            return Err(UsageError(format!("{}: no such manifest or folder", t.display())).into());
+        }
+    }
     let progress = Progress::new();
-    let mut rows = vec![OUTCOME_HEADER.map(String::from).to_vec()];
+    let mut rows = vec![VERIFY_HEADER.map(String::from).to_vec()];
     let (mut checked, mut differing, mut skipped) = (0, 0, 0);
-    for path in manifests_under(experiments)? {
-        if !manifest::profile_names(&path)?.iter().any(|p| p == profile) {
+    for (path, named) in manifests {
+        let committed_for = |exp: &manifest::Experiment| {
+            committed.join(&exp.paper).join(&exp.id).join(&exp.profile)
+        };
+        let has_profile = manifest::profile_names(&path)?.iter().any(|p| p == profile);
+        let exp = match has_profile {
+            true => Some(manifest::load(&path, profile)?),
+            false => None,
+        };
+        let Some(exp) = exp.filter(|e| committed_for(e).join("summary.csv").is_file()) else {
+            if named {
+                return Err(UsageError(format!(
+                    "{}: no committed results of profile `{profile}` under {}",
+                    path.display(),
+                    committed.display()
+                ))
+                .into());
+            }
             continue;
-        }
-        let exp = manifest::load(&path, profile)?;
+        };
         let rel = Path::new(&exp.paper).join(&exp.id).join(&exp.profile);
-        let old = committed.join(&rel);
-        if !old.join("summary.csv").is_file() {
-            continue;
-        }
+        let old = committed_for(&exp);
         let name = rel.display().to_string();
         let started = std::time::Instant::now();
         match run_manifest(&path, profile, opts, &progress) {
             Ok(()) => {}
             Err(e) if e.chain().any(|c| c.is::<DatasetAbsent>()) => {
                 progress.log(format!("skipped {name}: {e}"));
-                rows.push(vec![
-                    name,
-                    "skipped: dataset absent".into(),
-                    "—".into(),
-                    "—".into(),
-                    "—".into(),
-                    "—".into(),
-                ]);
+                let mut row = vec![name, "skipped: dataset absent".into()];
+                row.resize(VERIFY_HEADER.len(), "—".into());
+                rows.push(row);
                 skipped += 1;
                 continue;
             }
             Err(e) => return Err(e.context(format!("re-running {}", path.display()))),
         }
-        let c = compare::compare_folders(&old, &opts.results_root.join(&rel), tol)?;
+        let fresh = opts.results_root.join(&rel);
+        let c = compare::compare_folders(&old, &fresh, tol)?;
+        let kernels = kernels_line(&old, &fresh);
         progress.log(format!(
             "{name}: re-run in {:.0} s",
             started.elapsed().as_secs_f64()
         ));
         print_comparison(&name, &c, tol);
+        println!("    kernels: {kernels}");
         checked += 1;
         differing += usize::from(!c.matches());
-        rows.push(outcome_row(&name, &c));
+        let mut row = outcome_row(&name, &c);
+        row.push(kernels);
+        rows.push(row);
     }
     if checked + skipped == 0 {
         return Err(UsageError(format!(
-            "no manifest under {} has committed results of profile `{profile}` in {}",
-            experiments.display(),
+            "no manifest in {} has committed results of profile `{profile}` in {}",
+            targets
+                .iter()
+                .map(|t| t.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             committed.display()
         ))
         .into());
@@ -1019,4 +1094,25 @@ fn verify(
         }
     );
     Ok(())
+}
+
+/// The kernels of the committed run (A) and the re-run (B), from their run.json files: "A = B"
+/// when they give the same bits, else "A ≠ B (other kernels: other last bits)".
+fn kernels_line(a: &Path, b: &Path) -> String {
+    let read = |d: &Path| -> serde_json::Value {
+        std::fs::read(d.join("run.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    };
+    let (ra, rb) = (read(a), read(b));
+    let (ka, kb) = (
+        report::provenance::kernels(&ra),
+        report::provenance::kernels(&rb),
+    );
+    match report::provenance::same_bits_kernels(&ra, &rb) {
+        true if ka == kb => format!("{ka} = {kb}"),
+        true => format!("{ka} ≡ {kb} (same bits)"),
+        false => format!("{ka} ≠ {kb} (other kernels: other last bits)"),
+    }
 }

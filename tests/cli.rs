@@ -192,8 +192,9 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
 }
 
 /// DPCA_PRODUCT_KERNEL picks the code of the dense products A(AᵀX) and AᵀX, and run.json
-/// records which ran; the AVX-512 kernel and BLAS agree on the rounds and to 1e-9 on every
-/// metric (they sum in other orders); an unknown value exits 2 naming the variable.
+/// records which ran; the own kernels and BLAS agree on the rounds and to 1e-9 on every
+/// metric (they sum in other orders); the AVX2 kernels give the AVX-512 kernels' CSVs bit for
+/// bit (apart from times) where the CPU runs both; an unknown value exits 2 naming the variable.
 #[test]
 fn product_kernel_is_chosen_by_env_and_recorded() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,9 +221,22 @@ fn product_kernel_is_chosen_by_env_and_recorded() {
     // The default follows the CPU features the same run.json records.
     let json = run_json("rd");
     let cpu = &json["cpu_features"];
-    let avx512 = cpu["avx512f"] == true && cpu["fma"] == true;
-    let default = if avx512 { "avx512" } else { "blas" };
+    let (avx512, avx2) = (cpu["avx512f"] == true, cpu["avx2"] == true);
+    let default = match (cpu["fma"] == true, avx512, avx2) {
+        (true, true, _) => "avx512",
+        (true, false, true) => "avx2",
+        _ => "blas",
+    };
     assert_eq!(json["product_kernel"], default);
+    if default == "avx512" {
+        let o = run("avx2", "r2");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(run_json("r2")["product_kernel"], "avx2");
+        for file in ["summary.csv", "trace.csv"] {
+            let at = |out: &str| d.join(out).join("faps/tiny/quick").join(file);
+            assert_eq!(without_time(&at("rd")), without_time(&at("r2")), "{file}");
+        }
+    }
     let rows = |out: &str| -> Vec<Vec<String>> {
         let text =
             std::fs::read_to_string(d.join(out).join("faps/tiny/quick/summary.csv")).unwrap();
@@ -271,10 +285,79 @@ fn product_kernel_is_chosen_by_env_and_recorded() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("DPCA_PRODUCT_KERNEL") && err.contains("avx512 or blas"),
+        err.contains("DPCA_PRODUCT_KERNEL") && err.contains("avx512, avx2 or blas"),
         "{err}"
     );
     assert!(!d.join("rf").exists(), "nothing written on bad input");
+}
+
+/// dpca pins OpenBLAS's kernels itself (it starts again with OPENBLAS_CORETYPE=Haswell), so
+/// run.json's blas_core is Haswell on any CPU with AVX2 and FMA; the user's own core type wins;
+/// DPCA_BLAS_PIN=off leaves the choice to OpenBLAS; a bad value exits 2 naming the variable.
+#[test]
+fn blas_kernels_are_pinned_unless_the_user_chooses() {
+    if !cfg!(feature = "openblas") || cfg!(feature = "mkl") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("tiny.toml"), MANIFEST).unwrap();
+    let run = |env: &[(&str, &str)], out: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dpca"));
+        cmd.args(["run", "tiny.toml", "--profile", "quick", "--results", out])
+            .args(["--cache", "cache"])
+            .env_remove("OPENBLAS_CORETYPE")
+            .env_remove("DPCA_BLAS_PIN")
+            .current_dir(d);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let core = |out: &str| -> serde_json::Value {
+        let path = d.join(out).join("faps/tiny/quick/run.json");
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        json["blas_core"].clone()
+    };
+    let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    let o = run(&[], "pinned");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    if avx2 {
+        assert_eq!(core("pinned"), "Haswell");
+    }
+    let o = run(&[("OPENBLAS_CORETYPE", "Zen")], "zen");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    if avx2 {
+        assert_eq!(core("zen"), "Zen");
+    }
+    let o = run(&[("DPCA_BLAS_PIN", "off")], "off");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(core("off").is_string());
+    let o = run(&[("DPCA_BLAS_PIN", "always")], "bad");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("DPCA_BLAS_PIN") && err.contains("\"always\""), "{err}");
+    assert!(!d.join("bad").exists(), "nothing written on bad input");
+}
+
+/// A closed stdout (`dpca list | head -1`) ends the command quietly: no panic message.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args(["list", "--experiments"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before dpca has started (it re-executes itself first): its first line fails.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child.wait().unwrap();
+    assert!(!err.contains("panicked") && !err.contains("failed printing"), "{err}");
 }
 
 #[test]

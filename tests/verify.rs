@@ -165,10 +165,9 @@ fn verify_reproduces_a_committed_quick_manifest() {
     let cache = tmp.path().join("cache");
     let out = dpca(&[
         "verify",
+        tmp.path().join("experiments").to_str().unwrap(),
         "--profile",
         "quick",
-        "--experiments",
-        tmp.path().join("experiments").to_str().unwrap(),
         "--cache",
         cache.to_str().unwrap(),
         "--threads",
@@ -176,11 +175,22 @@ fn verify_reproduces_a_committed_quick_manifest() {
     ]);
     let s = text(&out);
     assert!(out.status.success(), "{s}");
+    // Bit for bit on this machine, kernels named on both sides.
     assert!(
-        s.lines()
-            .any(|l| l.starts_with("dcfpca/fig1_n1000/quick") && l.contains("match")),
+        s.lines().any(|l| l.starts_with("dcfpca/fig1_n1000/quick")
+            && l.contains("identical")
+            && l.contains("equal")
+            && l.contains("Haswell+avx")),
         "{s}"
     );
+    // A manifest named directly, and a path that is neither manifest nor folder.
+    let manifest = exps.join("fig1_n1000.toml");
+    let args = ["--profile", "quick", "--cache", cache.to_str().unwrap()];
+    let out = dpca(&[&["verify", manifest.to_str().unwrap()][..], &args].concat());
+    assert!(out.status.success(), "{}", text(&out));
+    let out = dpca(&[&["verify", "no/such.toml"][..], &args].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no/such.toml: no such manifest or folder"));
     // Nothing written beside the committed results.
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join(FOLDER);
     assert!(!committed.join("runs").exists());

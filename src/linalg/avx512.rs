@@ -21,6 +21,7 @@
 // Register tiles read best as acc[k][q] with index loops (constant bounds, fully unrolled).
 #![allow(clippy::needless_range_loop)]
 
+use super::gram_product::{AddTo, ThresholdSum};
 use std::arch::x86_64::*;
 
 /// Samples per register tile of [`at_x`] and columns of X per tile.
@@ -259,12 +260,6 @@ pub trait Ends {
     unsafe fn finish(&self, r: usize, q: usize, mask: __mmask8, sums: __m512d);
 }
 
-/// Y += A·T in place (Y column-major, leading dimension `ld`).
-pub struct AddTo {
-    pub y: *mut f64,
-    pub ld: usize,
-}
-
 impl Ends for AddTo {
     #[inline(always)]
     unsafe fn start(&self, r: usize, q: usize, mask: __mmask8) -> __m512d {
@@ -274,17 +269,6 @@ impl Ends for AddTo {
     unsafe fn finish(&self, r: usize, q: usize, mask: __mmask8, sums: __m512d) {
         unsafe { _mm512_mask_storeu_pd(self.y.add(r + q * self.ld), mask, sums) }
     }
-}
-
-/// R = M + A·T, never stored: S = R − clamp(R, ±λ), the soft threshold of R (the same bits as
-/// [`crate::linalg::prox::shrink`]), and W = −clamp(R, ±λ) = S − R. M column-major with its
-/// leading dimension; S and W column-major, sharing `ld`.
-pub struct ThresholdSum {
-    pub m: (*const f64, usize),
-    pub s: *mut f64,
-    pub w: *mut f64,
-    pub ld: usize,
-    pub lambda: f64,
 }
 
 impl Ends for ThresholdSum {

@@ -5,10 +5,14 @@
 //! row-major input.
 
 #[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
 mod avx512;
+pub mod blas_pin;
 mod eig;
 pub mod gram_product;
 pub mod krylov;
+pub mod low_rank;
 pub mod manifold;
 mod orth;
 pub mod procrustes;

@@ -14,7 +14,7 @@
 use super::{Instance, MetricDef};
 use crate::data::matrix::DataMatrix;
 use crate::fed::Message;
-use crate::linalg::{fro2, orth_with_r, svd::thin_svd};
+use crate::linalg::{fro2, low_rank::low_rank_product, orth_with_r, svd::thin_svd};
 use crate::manifest::{Magnitude, Point};
 use crate::seed;
 use anyhow::{bail, Result};
@@ -75,7 +75,7 @@ pub fn planted(
     rng: &mut impl Rng,
 ) -> Result<Planted> {
     let (u0, v0) = factors_of_l0(n, m, r, rng);
-    let l0 = u0.dot(&v0.t());
+    let l0 = low_rank_product(u0.view(), v0.view());
     let sv0 = factored_singular_values(u0.view(), v0.view())?;
     let mut s0 = Array2::<f64>::zeros((n, m).f());
     outliers(n, m, sparsity, magnitude, rng, |i, j, v| s0[[i, j]] = v);
@@ -96,14 +96,10 @@ pub fn planted_columns(
     cols: std::ops::Range<usize>,
 ) -> Array2<f64> {
     let (u0, v0) = factors_of_l0(n, m, r, rng);
-    // The same GEMM as L₀ = U₀V₀ᵀ on fewer columns of V₀ᵀ (kept row-major, as V₀ᵀ is): OpenBLAS
-    // sums every entry over r in the same order whatever the column count (tested).
-    let v = crate::linalg::to_f_order(v0.slice(s![cols.clone(), ..]));
-    let mut part = Array2::zeros((n, cols.len()).f());
-    part.assign(&u0.dot(&v.t()));
-    // M = L₀ + S₀ entry by entry; where S₀ is 0 that adds +0.0, which only turns a −0.0 into
-    // +0.0, so add it too.
-    part.mapv_inplace(|x| x + 0.0);
+    // L₀'s columns by the code that forms the whole L₀: each entry's r-term sum in one fixed
+    // order, on any CPU. (M = L₀ + S₀ adds +0.0 where S₀ is 0, which changes nothing: the sums
+    // start at +0.0, so no entry is −0.0.)
+    let mut part = low_rank_product(u0.view(), v0.slice(s![cols.clone(), ..]));
     outliers(n, m, sparsity, magnitude, rng, |i, j, v| {
         if cols.contains(&j) {
             part[[i, j - cols.start]] += v;

@@ -60,11 +60,22 @@ pub struct Comparison {
     /// Rows present in both folders and compared, over all files.
     pub rows: usize,
     pub differences: Vec<Difference>,
+    /// Compared cells whose text differs, within the tolerance or not (0: bit for bit, since
+    /// the CSVs print every number in its shortest round-trip form).
+    pub cells_differing: usize,
+    /// The largest |a − b| / max(|a|, |b|) over every compared pair of numbers, within the
+    /// tolerance or not (None when no two numbers differ).
+    pub largest: Option<f64>,
 }
 
 impl Comparison {
     pub fn matches(&self) -> bool {
         self.differences.is_empty()
+    }
+
+    /// Every compared cell equal as text: the same bits.
+    pub fn identical(&self) -> bool {
+        self.matches() && self.cells_differing == 0
     }
 
     /// Whether a run stopped elsewhere: its rounds, stop reason or convergence, or its number of
@@ -304,6 +315,16 @@ fn compare_tables(
             let vb = col(tb, c).map_or("(no column)", |i| rb[i].as_str());
             if noise && (c == LEAK_ERR || c == LEAK_ABS) {
                 continue;
+            }
+            if va != vb {
+                out.cells_differing += 1;
+                if let (Ok(x), Ok(y)) = (va.parse::<f64>(), vb.parse::<f64>()) {
+                    let scale = x.abs().max(y.abs());
+                    let rel = if scale > 0.0 { (x - y).abs() / scale } else { 0.0 };
+                    if !rel.is_nan() {
+                        out.largest = Some(out.largest.map_or(rel, |l: f64| l.max(rel)));
+                    }
+                }
             }
             if !agree(va, vb, tol) {
                 out.differences.push(Difference {

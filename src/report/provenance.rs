@@ -50,11 +50,32 @@ pub fn computed_with(run: &Value) -> String {
         .map_or("kernels not recorded".into(), |c| format!("{c} kernels"));
     let products = match run["product_kernel"].as_str() {
         Some("avx512") => "the AVX-512 kernels of src/linalg/avx512.rs",
+        Some("avx2") => "the AVX2 kernels of src/linalg/avx2.rs (the AVX-512 kernels' bits)",
         Some("blas") => "BLAS",
         _ => "not recorded",
     };
     let blas = run["blas"].as_str().unwrap_or("not recorded");
     format!("{blas}, {core}; dense products A_i(A_iᵀX): {products}")
+}
+
+/// The kernels that decided a run's last bits, from its run.json: "Haswell+avx512" (OpenBLAS
+/// core + product kernel), "?" for what is not recorded.
+pub fn kernels(run: &Value) -> String {
+    let field = |k: &str| run[k].as_str().unwrap_or("?").to_string();
+    format!("{}+{}", field("blas_core"), field("product_kernel"))
+}
+
+/// Whether two runs' kernels give the same bits: the same BLAS core and product kernels of
+/// one family (avx512 and avx2 compute the same operations in the same order).
+pub fn same_bits_kernels(a: &Value, b: &Value) -> bool {
+    fn family(run: &Value) -> Option<&str> {
+        match run["product_kernel"].as_str() {
+            Some("avx512" | "avx2") => Some("own"),
+            other => other,
+        }
+    }
+    let core = |run: &Value| run["blas_core"].as_str().map(str::to_string);
+    core(a).is_some() && core(a) == core(b) && family(a).is_some() && family(a) == family(b)
 }
 
 /// The CPU's vector extensions that BLAS kernels (and so the last bits) depend on.

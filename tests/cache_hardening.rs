@@ -291,3 +291,27 @@ fn column_reads_equal_the_slice_and_verify_the_whole_file() {
         .get_columns("svd", KEY, &[0])
         .is_none());
 }
+
+/// A warm cache and a cold one give the caller the same matrix in the same layout
+/// (column-major), even when the builder returns another: results computed from it must not
+/// depend on whether the cache held it already.
+#[test]
+fn built_and_loaded_matrices_have_one_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = MatrixCache::new(dir.path());
+    let row_major = awkward();
+    assert!(row_major.is_standard_layout() && row_major.ncols() > 1);
+    let built = cache
+        .get_or_build("t", "layout", || Ok(row_major.clone()))
+        .unwrap();
+    let loaded = cache
+        .get_or_build("t", "layout", || panic!("cached: not built again"))
+        .unwrap();
+    for a in [&built, &loaded] {
+        assert!(a.t().is_standard_layout(), "column-major");
+        assert_eq!(a.strides(), loaded.strides());
+    }
+    let bits = |a: &Array2<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&built), bits(&row_major));
+    assert_eq!(bits(&loaded), bits(&row_major));
+}

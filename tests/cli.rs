@@ -294,6 +294,7 @@ fn product_kernel_is_chosen_by_env_and_recorded() {
 /// dpca pins OpenBLAS's kernels itself (it starts again with OPENBLAS_CORETYPE=Haswell), so
 /// run.json's blas_core is Haswell on any CPU with AVX2 and FMA; the user's own core type wins;
 /// DPCA_BLAS_PIN=off leaves the choice to OpenBLAS; a bad value exits 2 naming the variable.
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn blas_kernels_are_pinned_unless_the_user_chooses() {
     if !cfg!(feature = "openblas") || cfg!(feature = "mkl") {

@@ -56,7 +56,10 @@ impl MatrixCache {
 
     /// Load the cached matrix for `key`, or build it with `make` and store it.
     /// A file that is corrupt, of an older format or of another key is reported on stderr
-    /// and rebuilt.
+    /// and rebuilt. Column-major either way: what the caller computes from it must not depend
+    /// on whether the cache was warm (BLAS sums in another order on another layout — measured:
+    /// centralised ManPG's reference came back row-major when built, and `manpg_gap` differed
+    /// by 6e-12 between a first run and every later one).
     pub fn get_or_build(
         &self,
         prefix: &str,
@@ -71,7 +74,10 @@ impl MatrixCache {
                 Err(e) => eprintln!("warning: unusable cache file: {e:#}; regenerating it"),
             }
         }
-        let a = make()?;
+        let mut a = make()?;
+        if !a.t().is_standard_layout() {
+            a = crate::linalg::to_f_order(a.view());
+        }
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create cache folder {}", self.dir.display()))?;
         write_matrix(&path, key, &a)?;

@@ -18,7 +18,7 @@
 
 #![allow(clippy::needless_range_loop)]
 
-use super::gram_product::{AddTo, ThresholdSum};
+use super::product_ends::{AddTo, ThresholdSum};
 
 /// The lanes' sum in `_mm512_reduce_add_pd`'s order: halves, then quarters, then the pair.
 #[inline(always)]

@@ -21,7 +21,7 @@
 // Register tiles read best as acc[k][q] with index loops (constant bounds, fully unrolled).
 #![allow(clippy::needless_range_loop)]
 
-use super::gram_product::{AddTo, ThresholdSum};
+use super::product_ends::{AddTo, ThresholdSum};
 use std::arch::x86_64::*;
 
 /// Samples per register tile of [`at_x`] and columns of X per tile.

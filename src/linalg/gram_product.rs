@@ -20,6 +20,8 @@ use anyhow::Result;
 use ndarray::{s, Array2, ArrayView2, ShapeBuilder};
 use std::sync::OnceLock;
 
+use super::product_ends::{AddTo, ThresholdSum};
+
 /// Which code computes the dense products.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
@@ -132,23 +134,6 @@ pub fn t_times_dense(a: ArrayView2<f64>, x: ArrayView2<f64>) -> Array2<f64> {
         Kernel::Blas => a.t().dot(&x),
         k => t_times_own(k, a, x),
     }
-}
-
-/// Y += A·T in place (Y column-major, leading dimension `ld`): the end of an A·T kernel's sums.
-pub struct AddTo {
-    pub y: *mut f64,
-    pub ld: usize,
-}
-
-/// R = M + A·T, never stored: S = R − clamp(R, ±λ), the soft threshold of R (the same bits as
-/// [`crate::linalg::prox::shrink`]), and W = −clamp(R, ±λ) = S − R. M column-major with its
-/// leading dimension; S and W column-major, sharing `ld`.
-pub struct ThresholdSum {
-    pub m: (*const f64, usize),
-    pub s: *mut f64,
-    pub w: *mut f64,
-    pub ld: usize,
-    pub lambda: f64,
 }
 
 /// A·T into `ends` by the process's own kernel (avx512 or avx2); `next` is the AVX-512

@@ -16,6 +16,7 @@ pub mod low_rank;
 pub mod manifold;
 mod orth;
 pub mod procrustes;
+mod product_ends;
 pub mod prox;
 pub mod sphere_step;
 pub mod stiefel_prox;

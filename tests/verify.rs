@@ -74,6 +74,19 @@ fn identical_folders_and_roots_match() {
     write_rows(&trace, &t);
     let out = dpca(&["compare", FOLDER, copy.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("identical"), "{}", text(&out));
+    // A metric moved within the tolerance: a match, no longer identical, its size reported.
+    let m = col(&t, "bytes_down") + 2;
+    let v: f64 = t[3][m].parse().unwrap();
+    t[3][m] = format!("{:e}", v * (1.0 + 4e-12));
+    write_rows(&trace, &t);
+    let out = dpca(&["compare", FOLDER, copy.to_str().unwrap()]);
+    let s = text(&out);
+    assert!(out.status.success(), "{s}");
+    assert!(
+        s.contains(": match (") && s.contains("largest difference 4.00e-12"),
+        "{s}"
+    );
 }
 
 #[test]

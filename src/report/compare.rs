@@ -44,14 +44,19 @@ pub struct Difference {
 impl Difference {
     /// |a − b| / max(|a|, |b|) when both are numbers.
     pub fn relative(&self) -> Option<f64> {
-        let (x, y) = (self.a.parse::<f64>().ok()?, self.b.parse::<f64>().ok()?);
-        let scale = x.abs().max(y.abs());
-        Some(if scale == 0.0 {
-            0.0
-        } else {
-            (x - y).abs() / scale
-        })
+        relative(&self.a, &self.b)
     }
+}
+
+/// |a − b| / max(|a|, |b|) of two cells when both are numbers (0 when both are 0).
+fn relative(a: &str, b: &str) -> Option<f64> {
+    let (x, y) = (a.parse::<f64>().ok()?, b.parse::<f64>().ok()?);
+    let scale = x.abs().max(y.abs());
+    Some(if scale == 0.0 {
+        0.0
+    } else {
+        (x - y).abs() / scale
+    })
 }
 
 /// What comparing two folders found.
@@ -86,14 +91,6 @@ impl Comparison {
                 || d.column.starts_with("rows")
                 || d.row == "(file)"
         })
-    }
-
-    /// The largest relative difference among numeric ones.
-    pub fn max_relative(&self) -> Option<f64> {
-        self.differences
-            .iter()
-            .filter_map(Difference::relative)
-            .reduce(f64::max)
     }
 
     /// The differences as a table, at most `limit` rows, then how many were left out.
@@ -318,12 +315,8 @@ fn compare_tables(
             }
             if va != vb {
                 out.cells_differing += 1;
-                if let (Ok(x), Ok(y)) = (va.parse::<f64>(), vb.parse::<f64>()) {
-                    let scale = x.abs().max(y.abs());
-                    let rel = if scale > 0.0 { (x - y).abs() / scale } else { 0.0 };
-                    if !rel.is_nan() {
-                        out.largest = Some(out.largest.map_or(rel, |l: f64| l.max(rel)));
-                    }
+                if let Some(rel) = relative(va, vb).filter(|r| !r.is_nan()) {
+                    out.largest = Some(out.largest.map_or(rel, |l: f64| l.max(rel)));
                 }
             }
             if !agree(va, vb, tol) {

@@ -15,11 +15,13 @@ pub fn blas_backend() -> &'static str {
 }
 
 /// The BLAS kernels in use, which decide the last bits of every product: the core type
-/// OpenBLAS's runtime dispatch chose for this CPU (OPENBLAS_CORETYPE overrides it), or "mkl"
-/// (MKL_CBWR pins its code path).
+/// OpenBLAS runs (chosen for this CPU, or by OPENBLAS_CORETYPE, which `dpca` sets to Haswell
+/// unless told otherwise: src/linalg/blas_pin.rs), or "mkl, MKL_CBWR=<mode>" (MKL_CBWR pins
+/// MKL's code path).
 #[cfg(feature = "mkl")]
 pub fn blas_core() -> Option<String> {
-    Some("mkl".into())
+    let mode = std::env::var(crate::linalg::blas_pin::MKL_ENV).unwrap_or_else(|_| "unset".into());
+    Some(format!("mkl, {}={mode}", crate::linalg::blas_pin::MKL_ENV))
 }
 
 #[cfg(all(feature = "openblas", not(feature = "mkl")))]

@@ -901,7 +901,10 @@ const SHOWN: usize = 20;
 /// Print one folder's comparison: nothing more when it matches, else its differences.
 fn print_comparison(name: &str, c: &Comparison, tol: Tolerance) {
     if c.identical() {
-        println!("{name}: identical ({} rows, every cell bit for bit)", c.rows);
+        println!(
+            "{name}: identical ({} rows, every cell bit for bit)",
+            c.rows
+        );
     } else if c.matches() {
         println!(
             "{name}: match ({} rows; metrics to {:e} relative + {:e}; largest difference {:.2e})",

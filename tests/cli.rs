@@ -317,7 +317,8 @@ fn blas_kernels_are_pinned_unless_the_user_chooses() {
     };
     let core = |out: &str| -> serde_json::Value {
         let path = d.join(out).join("faps/tiny/quick/run.json");
-        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         json["blas_core"].clone()
     };
     let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
@@ -337,7 +338,10 @@ fn blas_kernels_are_pinned_unless_the_user_chooses() {
     let o = run(&[("DPCA_BLAS_PIN", "always")], "bad");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("DPCA_BLAS_PIN") && err.contains("\"always\""), "{err}");
+    assert!(
+        err.contains("DPCA_BLAS_PIN") && err.contains("\"always\""),
+        "{err}"
+    );
     assert!(!d.join("bad").exists(), "nothing written on bad input");
 }
 
@@ -356,9 +360,17 @@ fn a_closed_pipe_ends_quietly() {
     // Closed before dpca has started (it re-executes itself first): its first line fails.
     drop(child.stdout.take());
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     child.wait().unwrap();
-    assert!(!err.contains("panicked") && !err.contains("failed printing"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("failed printing"),
+        "{err}"
+    );
 }
 
 #[test]

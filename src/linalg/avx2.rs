@@ -145,7 +145,11 @@ impl Ends for ThresholdSum {
     unsafe fn finish(&self, r: usize, q: usize, sum: f64) {
         let low = 0.0 - self.lambda;
         let high = if sum > low { sum } else { low };
-        let clamp = if high < self.lambda { high } else { self.lambda };
+        let clamp = if high < self.lambda {
+            high
+        } else {
+            self.lambda
+        };
         let at = r + q * self.ld;
         unsafe {
             *self.s.add(at) = sum - clamp;

@@ -81,7 +81,8 @@ pub fn pin_by_reexec() -> Result<()> {
     let Some(set) = reexec_env(|k| std::env::var(k).ok())? else {
         return Ok(());
     };
-    let exe = std::env::current_exe().context("pinning the BLAS kernels: no path to this program")?;
+    let exe =
+        std::env::current_exe().context("pinning the BLAS kernels: no path to this program")?;
     let mut args = std::env::args_os();
     let mut cmd = std::process::Command::new(&exe);
     if let Some(arg0) = args.next() {
@@ -141,11 +142,13 @@ mod tests {
         };
         assert!(reexec_env(env(&[user])).unwrap().is_none());
         assert!(reexec_env(env(&[(PIN_ENV, "off")])).unwrap().is_none());
-        assert_eq!(
-            reexec_env(env(&[(PIN_ENV, "on")])).unwrap().is_some(),
-            runs
+        assert_eq!(reexec_env(env(&[(PIN_ENV, "on")])).unwrap().is_some(), runs);
+        let e = reexec_env(env(&[(PIN_ENV, "haswell")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(PIN_ENV) && e.contains("\"haswell\"") && e.contains("on"),
+            "{e}"
         );
-        let e = reexec_env(env(&[(PIN_ENV, "haswell")])).unwrap_err().to_string();
-        assert!(e.contains(PIN_ENV) && e.contains("\"haswell\"") && e.contains("on"), "{e}");
     }
 }

@@ -194,7 +194,14 @@ fn add_a_times_with(k: Kernel, a: ArrayView2<f64>, t: ArrayView2<f64>, y: &mut A
             y: out.as_mut_ptr(),
             ld: n,
         };
-        a_t_into(k, (n, c, p), (a.as_ptr(), lda), (tf.as_ptr(), c), &ends, None);
+        a_t_into(
+            k,
+            (n, c, p),
+            (a.as_ptr(), lda),
+            (tf.as_ptr(), c),
+            &ends,
+            None,
+        );
     }
 }
 
@@ -421,14 +428,27 @@ pub fn gram_times_chunked(
         // checked).
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            at_x_into(k, (n, c, p), (ac.as_ptr(), lda), &xl, (t.as_mut_ptr(), chunk));
+            at_x_into(
+                k,
+                (n, c, p),
+                (ac.as_ptr(), lda),
+                &xl,
+                (t.as_mut_ptr(), chunk),
+            );
             let next = (start + c < m)
                 .then(|| (ac.as_ptr().wrapping_add(c * lda), chunk.min(m - start - c)));
             let ends = AddTo {
                 y: out.as_mut_ptr(),
                 ld: n.max(1),
             };
-            a_t_into(k, (n, c, p), (ac.as_ptr(), lda), (t.as_ptr(), chunk), &ends, next);
+            a_t_into(
+                k,
+                (n, c, p),
+                (ac.as_ptr(), lda),
+                (t.as_ptr(), chunk),
+                &ends,
+                next,
+            );
         }
     }
     y
@@ -603,7 +623,8 @@ mod tests {
             let x = uniform_matrix(n, p, &mut rng);
             let xf = crate::linalg::to_f_order(x.view());
             for x in [x.view(), xf.view()] {
-                let [g5, g2] = [Kernel::Avx512, Kernel::Avx2].map(|k| gram_times_chunked(k, a, x, chunk));
+                let [g5, g2] =
+                    [Kernel::Avx512, Kernel::Avx2].map(|k| gram_times_chunked(k, a, x, chunk));
                 assert_eq!(bits(&g5), bits(&g2), "A(AᵀX) n={n} m={m} p={p}");
                 let [t5, t2] = [Kernel::Avx512, Kernel::Avx2].map(|k| t_times_own(k, a, x));
                 assert_eq!(bits(&t5), bits(&t2), "AᵀX n={n} m={m} p={p}");

@@ -1011,15 +1011,16 @@ fn verify(
     let mut rows = vec![header];
     let (mut checked, mut differing, mut skipped) = (0, 0, 0);
     for (path, named) in manifests {
-        let committed_for = |exp: &manifest::Experiment| {
-            committed.join(&exp.paper).join(&exp.id).join(&exp.profile)
-        };
         let has_profile = manifest::profile_names(&path)?.iter().any(|p| p == profile);
         let exp = match has_profile {
             true => Some(manifest::load(&path, profile)?),
             false => None,
         };
-        let Some(exp) = exp.filter(|e| committed_for(e).join("summary.csv").is_file()) else {
+        // The results folder's path under the results root, when the profile has results.
+        let rel = exp
+            .map(|e| Path::new(&e.paper).join(&e.id).join(&e.profile))
+            .filter(|rel| committed.join(rel).join("summary.csv").is_file());
+        let Some(rel) = rel else {
             if named {
                 return Err(UsageError(format!(
                     "{}: no committed results of profile `{profile}` under {}",
@@ -1030,8 +1031,7 @@ fn verify(
             }
             continue;
         };
-        let rel = Path::new(&exp.paper).join(&exp.id).join(&exp.profile);
-        let old = committed_for(&exp);
+        let old = committed.join(&rel);
         let name = rel.display().to_string();
         let started = std::time::Instant::now();
         match run_manifest(&path, profile, opts, &progress) {

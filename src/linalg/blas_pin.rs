@@ -38,22 +38,11 @@ fn pin_wanted(value: Option<&str>) -> Result<bool> {
     }
 }
 
-fn cpu_runs_pinned_kernels() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// The variables to set before re-executing this process so that its BLAS kernels are pinned,
 /// given a lookup of the current environment; None when nothing needs to change (already
 /// pinned, the user's own setting, the pin switched off, or a CPU without AVX2 and FMA).
 pub fn reexec_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<Vec<(String, String)>>> {
-    if !pin_wanted(var(PIN_ENV).as_deref())? || !cpu_runs_pinned_kernels() {
+    if !pin_wanted(var(PIN_ENV).as_deref())? || !crate::linalg::cpu_has_avx2_fma() {
         return Ok(None);
     }
     let (name, value) = if cfg!(feature = "mkl") {
@@ -120,7 +109,7 @@ mod tests {
     /// core type, or off, leaves the environment alone; a bad value is an error naming it.
     #[test]
     fn the_pin_is_the_default_and_the_users_setting_wins() {
-        let runs = cpu_runs_pinned_kernels();
+        let runs = crate::linalg::cpu_has_avx2_fma();
         let got = reexec_env(env(&[])).unwrap();
         if cfg!(feature = "mkl") {
             assert_eq!(got.is_some(), runs);

@@ -61,25 +61,14 @@ fn cpu_has_avx512() -> bool {
     }
 }
 
-fn cpu_has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// The kernel for `DPCA_PRODUCT_KERNEL`'s value (None: unset): the CPU's best unless told.
 pub fn choose(requested: Option<&str>) -> Result<Kernel> {
     match requested.map(str::trim) {
         None | Some("") if cpu_has_avx512() => Ok(Kernel::Avx512),
-        None | Some("") if cpu_has_avx2() => Ok(Kernel::Avx2),
+        None | Some("") if crate::linalg::cpu_has_avx2_fma() => Ok(Kernel::Avx2),
         None | Some("") | Some("blas") => Ok(Kernel::Blas),
         Some("avx512") if cpu_has_avx512() => Ok(Kernel::Avx512),
-        Some("avx2") if cpu_has_avx2() => Ok(Kernel::Avx2),
+        Some("avx2") if crate::linalg::cpu_has_avx2_fma() => Ok(Kernel::Avx2),
         Some(k @ ("avx512" | "avx2")) => anyhow::bail!(
             "{KERNEL_ENV}={k}: this CPU lacks {} or FMA; use blas (or leave it unset)",
             if k == "avx2" { "AVX2" } else { "AVX-512F" }
@@ -209,8 +198,8 @@ fn add_a_times_with(k: Kernel, a: ArrayView2<f64>, t: ArrayView2<f64>, y: &mut A
 /// threshold, [`crate::linalg::prox::shrink`]'s bits) and W = S − R, written as −clamp(R, ±λ)
 /// (exact: (R − λ) − R can round). By the process's [`kernel`]: the AVX-512 A·T kernel with
 /// this as its epilogue (or its AVX2 twin), so R never goes to memory (DCF-PCA's local step:
-/// R = M_i − U V_iᵀ), or
-/// BLAS and one pass. S and W column-major n × p; panics on mismatched shapes.
+/// R = M_i − U V_iᵀ), or BLAS and one pass. S and W column-major n × p; panics on mismatched
+/// shapes.
 pub fn threshold_sum(
     terms: (ArrayView2<f64>, ArrayView2<f64>, ArrayView2<f64>),
     lambda: f64,
@@ -495,7 +484,7 @@ mod tests {
         if cpu_has_avx512() {
             ks.push(Kernel::Avx512);
         }
-        if cpu_has_avx2() {
+        if crate::linalg::cpu_has_avx2_fma() {
             ks.push(Kernel::Avx2);
         }
         if ks.is_empty() {
@@ -661,7 +650,10 @@ mod tests {
         assert_eq!(choose(Some("")).unwrap(), best);
         assert_eq!(choose(Some("blas")).unwrap(), Kernel::Blas);
         assert_eq!(choose(Some("avx512")).is_ok(), cpu_has_avx512());
-        assert_eq!(choose(Some("avx2")).is_ok(), cpu_has_avx2());
+        assert_eq!(
+            choose(Some("avx2")).is_ok(),
+            crate::linalg::cpu_has_avx2_fma()
+        );
         let e = choose(Some("sse2")).unwrap_err().to_string();
         assert!(
             e.contains(KERNEL_ENV) && e.contains("\"sse2\"") && e.contains("avx512, avx2 or blas"),

@@ -83,6 +83,19 @@ pub fn spectral_norm2(
     lambda
 }
 
+/// Whether the CPU has AVX2 and FMA: what OpenBLAS's pinned Haswell kernels and the avx2
+/// product kernels need.
+pub(crate) fn cpu_has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Single-threaded BLAS: clients run in parallel under rayon, so BLAS must not spawn its own
 /// threads inside client work (oversubscription, and results that depend on thread counts).
 pub fn force_single_threaded_blas() {

@@ -30,7 +30,7 @@ use common::{heavy, instance, method, peak, row, summary, Row};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dpca_bench::linalg::force_single_threaded_blas;
-use dpca_bench::manifest::Point;
+use dpca_bench::spec::Point;
 
 /// CEDRE's fixed step size in the bench (the grid's 0.05/λ̂, λ̂ = 1 after the family's scaling).
 const CEDRE_ETA: f64 = 0.05;

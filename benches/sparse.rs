@@ -10,11 +10,11 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dpca_bench::data::loaders::Csr;
 use dpca_bench::data::matrix::DataMatrix;
-use dpca_bench::data::uniform_matrix;
 use dpca_bench::fed::Message;
 use dpca_bench::linalg::{force_single_threaded_blas, orth};
 use dpca_bench::methods::registry::Running;
 use dpca_bench::seed;
+use dpca_bench::seed::uniform_matrix;
 use rand::Rng;
 use std::time::{Duration, Instant};
 

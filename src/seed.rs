@@ -3,7 +3,8 @@
 //! Hashing names (not positions) means adding a method or a sweep point never changes the
 //! data or the starting points of the others.
 
-use rand::SeedableRng;
+use ndarray::{Array2, ShapeBuilder};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
@@ -22,4 +23,12 @@ pub fn derive(base: u64, parts: &[&str]) -> u64 {
 /// A reproducible random stream for `base` and `parts`.
 pub fn rng(base: u64, parts: &[&str]) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(derive(base, parts))
+}
+
+/// An `rows × cols` column-major matrix with iid U[-1, 1] entries drawn column by column.
+pub fn uniform_matrix(rows: usize, cols: usize, rng: &mut impl Rng) -> Array2<f64> {
+    let data: Vec<f64> = (0..rows * cols)
+        .map(|_| rng.random_range(-1.0..=1.0))
+        .collect();
+    Array2::from_shape_vec((rows, cols).f(), data).expect("length matches shape")
 }

@@ -2,12 +2,13 @@
 #![allow(dead_code)]
 
 use dpca_bench::data::matrix::Block;
-use dpca_bench::data::{synthetic, uniform_matrix};
+use dpca_bench::data::synthetic;
 use dpca_bench::fed::Message;
 use dpca_bench::linalg::orth;
 use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::subspace::Reference;
 use dpca_bench::seed;
+use dpca_bench::seed::uniform_matrix;
 use ndarray::{Array2, ArrayView2};
 
 pub struct Small {

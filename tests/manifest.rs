@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use dpca_bench::manifest::{self, Experiment, ManifestError, Scheme, Spectrum, XAxis};
+use dpca_bench::plan;
+
+use dpca_bench::spec::{self, Experiment, ManifestError, Scheme, Spectrum, XAxis};
 
 const GOOD: &str = r#"id = "table9"
 paper = "faps"
@@ -96,7 +98,7 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 fn load_err(w: &Written, profile: &str) -> ManifestError {
-    match manifest::load(&w.path, profile) {
+    match plan::load(&w.path, profile) {
         Ok(_) => panic!("expected an error for:\n{}", w.text),
         Err(e) => e,
     }
@@ -122,7 +124,7 @@ fn expect(err: &ManifestError, line: usize, key: &str, words: &[&str]) {
 }
 
 fn load_ok(w: &Written, profile: &str) -> Experiment {
-    manifest::load(&w.path, profile).unwrap_or_else(|e| panic!("{e}"))
+    plan::load(&w.path, profile).unwrap_or_else(|e| panic!("{e}"))
 }
 
 // ---------------------------------------------------------------- good manifests
@@ -152,10 +154,7 @@ fn good_manifest_paper_profile() {
     assert!(e.plots[0].log_y, "log_y defaults to true");
     assert_eq!(e.paper_results[0].rounds, Some(207));
     assert_eq!(p.data.cache_key(), "svd-geometric-n20-m640-xi1.01");
-    assert_eq!(
-        manifest::profile_names(&w.path).unwrap(),
-        ["quick", "paper"]
-    );
+    assert_eq!(spec::profile_names(&w.path).unwrap(), ["quick", "paper"]);
 }
 
 #[test]
@@ -317,13 +316,13 @@ fn real_manifests_load() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/faps");
     for id in ["table1", "table4"] {
         let path = root.join(format!("{id}.toml"));
-        let names = manifest::profile_names(&path).unwrap_or_else(|e| panic!("{e}"));
+        let names = spec::profile_names(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(
             names.iter().any(|n| n == "paper") && names.iter().any(|n| n == "quick"),
             "{names:?}"
         );
         for profile in ["paper", "quick"] {
-            let e = manifest::load(&path, profile).unwrap_or_else(|e| panic!("{e}"));
+            let e = plan::load(&path, profile).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(e.id, id);
             assert_eq!(e.points.len(), 1);
             for r in &e.paper_results {
@@ -334,7 +333,7 @@ fn real_manifests_load() {
             }
         }
     }
-    let t1 = manifest::load(&root.join("table1.toml"), "paper").unwrap();
+    let t1 = plan::load(&root.join("table1.toml"), "paper").unwrap();
     let p = &t1.points[0];
     assert_eq!(
         (
@@ -346,14 +345,14 @@ fn real_manifests_load() {
         ),
         (2000, 128000, Some(1.01), 20, 128)
     );
-    let t4 = manifest::load(&root.join("table4.toml"), "paper").unwrap();
+    let t4 = plan::load(&root.join("table4.toml"), "paper").unwrap();
     let p = &t4.points[0];
     assert_eq!(p.partition.scheme, Scheme::Uneven);
     assert_eq!(
         p.partition.client_sizes(p.data.m),
         (1..=8).map(|i| 1000 * i).collect::<Vec<_>>()
     );
-    let q = &manifest::load(&root.join("table4.toml"), "quick")
+    let q = &plan::load(&root.join("table4.toml"), "quick")
         .unwrap()
         .points[0];
     assert_eq!(
@@ -846,7 +845,7 @@ fn other_semantic_errors() {
 
 #[test]
 fn unreadable_file() {
-    let err = manifest::load(Path::new("/nonexistent/table9.toml"), "paper").unwrap_err();
+    let err = plan::load(Path::new("/nonexistent/table9.toml"), "paper").unwrap_err();
     assert_eq!(err.line(), None);
     assert!(
         err.to_string()
@@ -889,7 +888,7 @@ name = "ssi"
 "#;
     let path = dir.path().join("ds.toml");
     std::fs::write(&path, base).unwrap();
-    let exp = dpca_bench::manifest::load(&path, "quick").unwrap();
+    let exp = dpca_bench::plan::load(&path, "quick").unwrap();
     assert_eq!(exp.points[0].data.dataset.as_deref(), Some("mnist"));
 
     std::fs::write(
@@ -897,7 +896,7 @@ name = "ssi"
         base.replace("dataset = \"mnist\"", "dataset = \"mnest\""),
     )
     .unwrap();
-    let err = dpca_bench::manifest::load(&path, "quick")
+    let err = dpca_bench::plan::load(&path, "quick")
         .unwrap_err()
         .to_string();
     assert!(
@@ -906,7 +905,7 @@ name = "ssi"
     );
 
     std::fs::write(&path, base.replace("m = 6000", "m = 6000\nxi = 1.01")).unwrap();
-    let err = dpca_bench::manifest::load(&path, "quick")
+    let err = dpca_bench::plan::load(&path, "quick")
         .unwrap_err()
         .to_string();
     assert!(
@@ -918,7 +917,7 @@ name = "ssi"
         .replace("dataset = \"mnist\"", "dataset = \"rcv1-binary\"")
         .replace("n = 784", "n = 47236");
     std::fs::write(&path, &rcv1).unwrap();
-    let err = dpca_bench::manifest::load(&path, "quick")
+    let err = dpca_bench::plan::load(&path, "quick")
         .unwrap_err()
         .to_string();
     assert!(
@@ -933,7 +932,7 @@ name = "ssi"
         rcv1.replace("[\"scale01\", \"center\"]", "[\"unit_top\"]"),
     )
     .unwrap();
-    dpca_bench::manifest::load(&path, "quick").unwrap();
+    dpca_bench::plan::load(&path, "quick").unwrap();
 }
 
 /// `paper_results[].point` ties a number to one sweep point; it must name a point of the paper
@@ -959,9 +958,9 @@ fn paper_result_points_are_checked() {
         &["\"n=25\"", "`n=20`, `n=30`"],
     );
     // The quick profile has other points; a paper-sized point is simply not shown there.
-    manifest::load(&w.path, "quick").unwrap();
+    plan::load(&w.path, "quick").unwrap();
     let w = write(&swept.replace("rounds = 207", "rounds = 207\npoint = \"n=30\""));
-    let e = manifest::load(&w.path, "paper").unwrap();
+    let e = plan::load(&w.path, "paper").unwrap();
     assert_eq!(e.paper_results[0].point.as_deref(), Some("n=30"));
 }
 
@@ -1048,7 +1047,7 @@ fn robust_manifests_are_checked_and_zip_sweeps_pair_their_lists() {
         .replace("y = \"kkt\"", "y = \"err\"")
         .replace("sv_err = 1.09e-7", "err = 1e-6");
     let w = write(&robust);
-    let e = manifest::load(&w.path, "paper").unwrap();
+    let e = plan::load(&w.path, "paper").unwrap();
     assert_eq!(e.points[0].problem.p, 2, "p defaults to the rank");
 
     // Only the subspace family's traces are read at looser tolerances.
@@ -1083,12 +1082,12 @@ fn robust_manifests_are_checked_and_zip_sweeps_pair_their_lists() {
         "[sweep]\n\"data.rank\" = [1, 2, 3]\n\"data.sparsity\" = [0.05, 0.1, 0.2]\n\n[stop]",
     );
     let w = write(&zipped.replace("seed = 7", "seed = 7\nzip_sweep = true"));
-    let e = manifest::load(&w.path, "paper").unwrap();
+    let e = plan::load(&w.path, "paper").unwrap();
     assert_eq!(e.points.len(), 3, "zipped, not crossed");
     assert_eq!(e.points[2].data.rank, Some(3));
     assert_eq!(e.points[2].data.sparsity, Some(0.2));
     let w = write(&zipped);
-    assert_eq!(manifest::load(&w.path, "paper").unwrap().points.len(), 9);
+    assert_eq!(plan::load(&w.path, "paper").unwrap().points.len(), 9);
     let w = write(
         &zipped
             .replace("seed = 7", "seed = 7\nzip_sweep = true")
@@ -1119,7 +1118,7 @@ fn sparse_manifests_check_their_generator_noise_and_plot_keys() {
         .replace("y = \"kkt\"", "y = \"recovery\"")
         .replace("sv_err = 1.09e-7", "recovery = 0.02");
     let w = write(&sparse);
-    let e = manifest::load(&w.path, "paper").unwrap();
+    let e = plan::load(&w.path, "paper").unwrap();
     assert_eq!(e.points[0].problem.p, 2);
 
     let w = write(&sparse.replace("support = 5", "support = 15"));
@@ -1185,7 +1184,7 @@ fn eigvec_manifests_check_generator_delta_and_p() {
         .replace("y = \"kkt\"", "y = \"log_err\"")
         .replace("sv_err = 1.09e-7", "log_err = -32.0");
     let w = write(&eig);
-    let e = manifest::load(&w.path, "paper").unwrap();
+    let e = plan::load(&w.path, "paper").unwrap();
     assert_eq!(e.points[0].data.delta, Some(0.2));
 
     let w = write(&eig.replace("delta = 0.2", "delta = 1.5"));
@@ -1221,7 +1220,7 @@ fn eigvec_manifests_check_generator_delta_and_p() {
         "name = \"cedre\"\nlabel = \"SSI\"",
         "name = \"ssi\"\nlabel = \"SSI\"",
     ));
-    manifest::load(&w.path, "paper").unwrap();
+    plan::load(&w.path, "paper").unwrap();
     let w = write(&eig.replace(
         "name = \"cedre\"\nlabel = \"SSI\"",
         "name = \"apgm\"\nlabel = \"SSI\"",

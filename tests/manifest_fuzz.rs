@@ -9,7 +9,8 @@
 //!     DPCA_FUZZ_CASES=100000000 DPCA_FUZZ_SECONDS=600 \
 //!         cargo test --release --test manifest_fuzz -- --nocapture
 
-use dpca_bench::manifest;
+use dpca_bench::plan;
+
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -150,7 +151,7 @@ fn mutated_manifests_never_panic_and_errors_name_the_file() {
         let text = mutate(&mut rng, text);
         std::fs::write(&path, &text).unwrap();
         for profile in ["paper", "quick"] {
-            match catch_unwind(AssertUnwindSafe(|| manifest::load(&path, profile))) {
+            match catch_unwind(AssertUnwindSafe(|| plan::load(&path, profile))) {
                 Ok(Ok(_)) => accepted += 1,
                 Ok(Err(e)) => {
                     let msg = e.to_string();

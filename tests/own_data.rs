@@ -425,7 +425,7 @@ fn minimal_manifest_runs_with_defaults_and_a_plain_report() {
                 scheme = \"iid\"\nclients = 2\n\n[problem]\np = 2\n\n[[methods]]\nname = \"ssi\"\n";
     write(&root.join("study/mini.toml"), text);
 
-    let exp = dpca_bench::manifest::load(&root.join("study/mini.toml"), "default").unwrap();
+    let exp = dpca_bench::plan::load(&root.join("study/mini.toml"), "default").unwrap();
     assert_eq!(
         (
             exp.paper.as_str(),

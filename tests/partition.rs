@@ -3,8 +3,8 @@
 use dpca_bench::data::loaders::Csr;
 use dpca_bench::data::matrix::DataMatrix;
 use dpca_bench::data::partition::arrange;
-use dpca_bench::manifest::{PartitionSpec, Scheme};
 use dpca_bench::seed;
+use dpca_bench::spec::{PartitionSpec, Scheme};
 use ndarray::Array2;
 
 /// A 1×m matrix whose entry j is j: after arranging, the row tells where each sample went.

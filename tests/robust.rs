@@ -5,10 +5,10 @@
 use dpca_bench::data::matrix::DataMatrix;
 use dpca_bench::fed::{Counters, Message, Network};
 use dpca_bench::linalg::svd::thin_svd;
-use dpca_bench::manifest::Magnitude;
 use dpca_bench::methods::ialm::spectral_norm;
 use dpca_bench::methods::registry::{lookup, Running, Start};
 use dpca_bench::problem::robust::{evaluate_against, planted, Planted};
+use dpca_bench::spec::Magnitude;
 use ndarray::{Array2, ShapeBuilder};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

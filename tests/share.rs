@@ -7,9 +7,10 @@
 use dpca_bench::data::cache::MatrixCache;
 use dpca_bench::data::matrix::DataMatrix;
 use dpca_bench::fed::Message;
-use dpca_bench::manifest;
+use dpca_bench::plan;
 use dpca_bench::problem;
-use dpca_bench::run::Progress;
+use dpca_bench::progress::Progress;
+use dpca_bench::spec;
 use ndarray::s;
 use std::ops::Range;
 use std::path::Path;
@@ -37,10 +38,10 @@ fn of_clients(sizes: &[usize], clients: Range<usize>) -> Range<usize> {
 }
 
 /// Load the manifest `body` (written into `dir`).
-fn load(dir: &Path, body: &str) -> manifest::Experiment {
+fn load(dir: &Path, body: &str) -> spec::Experiment {
     let path = dir.join("share.toml");
     std::fs::write(&path, body).unwrap();
-    manifest::load(&path, "default").unwrap_or_else(|e| panic!("{e}"))
+    plan::load(&path, "default").unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The instance's whole data, sizes and start that shares are compared with.
@@ -52,7 +53,7 @@ struct Whole<'a> {
 
 /// share == the whole data's columns for client ranges of a K-client partition, with the
 /// cache `cache` (rank 0's, or another machine's).
-fn compare(what: &str, point: &manifest::Point, root: &Path, cache: &MatrixCache, whole: &Whole) {
+fn compare(what: &str, point: &spec::Point, root: &Path, cache: &MatrixCache, whole: &Whole) {
     let k = whole.sizes.len();
     compare_clients(
         what,
@@ -67,7 +68,7 @@ fn compare(what: &str, point: &manifest::Point, root: &Path, cache: &MatrixCache
 /// As [`compare`], for the ranks holding clients `ranges`.
 fn compare_clients(
     what: &str,
-    point: &manifest::Point,
+    point: &spec::Point,
     root: &Path,
     cache: &MatrixCache,
     whole: &Whole,
@@ -75,7 +76,9 @@ fn compare_clients(
 ) {
     for r in ranges {
         let pick = |sizes: &[usize]| of_clients(sizes, r.clone());
-        let share = problem::share(point, SEED, cache, root, &pick).unwrap();
+        let share = problem::family(point.problem.kind)
+            .share(point, SEED, cache, root, &pick)
+            .unwrap();
         let want = of_clients(whole.sizes, r.clone());
         let at = format!("{what}, clients {r:?}");
         assert_eq!(share.sizes, whole.sizes, "{at}");
@@ -112,7 +115,9 @@ fn check(what: &str, body: &str) {
     let point = &exp.points[0];
     let warm = MatrixCache::new(dir.path().join("warm"));
     let cold = MatrixCache::new(dir.path().join("cold"));
-    let inst = problem::build(point, SEED, &warm, dir.path(), &Progress::hidden()).unwrap();
+    let inst = problem::family(point.problem.kind)
+        .build(point, SEED, &warm, dir.path(), &Progress::hidden())
+        .unwrap();
     let whole = Whole {
         data: inst.data(),
         sizes: inst.sizes(),
@@ -231,7 +236,7 @@ fn fake_cifar10(root: &Path) {
 /// Loads `rest` as an SSI manifest, builds its dataset whole (sparse or not, as `sparse` says)
 /// and arranged for the partition the way the runner does, and checks every client range's
 /// share against it; returns the experiment for more checks.
-fn check_arranged(root: &Path, rest: &str, what: &str, sparse: bool) -> manifest::Experiment {
+fn check_arranged(root: &Path, rest: &str, what: &str, sparse: bool) -> spec::Experiment {
     use dpca_bench::data::{partition, prepare};
     let exp = load(
         root,
@@ -315,7 +320,9 @@ fn eigvec_dataset_shares_equal_the_built_instance() {
         );
         let point = &exp.points[0];
         let cache = MatrixCache::new(root.join("cache"));
-        let inst = problem::build(point, SEED, &cache, root, &Progress::hidden()).unwrap();
+        let inst = problem::family(point.problem.kind)
+            .build(point, SEED, &cache, root, &Progress::hidden())
+            .unwrap();
         let whole = Whole {
             data: inst.data(),
             sizes: inst.sizes(),

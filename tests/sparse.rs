@@ -5,12 +5,12 @@ mod common;
 
 use dpca_bench::data::loaders::Csr;
 use dpca_bench::data::matrix::{Block, DataMatrix};
-use dpca_bench::data::uniform_matrix;
 use dpca_bench::fed::{Message, Network};
 use dpca_bench::linalg::orth;
 use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::subspace::Reference;
 use dpca_bench::seed;
+use dpca_bench::seed::uniform_matrix;
 use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 
@@ -181,7 +181,7 @@ fn sparse_blocks_are_views() {
 /// (vectors and values) and reloaded bit for bit, and metrics take products with the data.
 #[test]
 fn large_n_reference_is_krylov_and_cached() {
-    let n = dpca_bench::problem::subspace::GRAM_MAX_N + 808;
+    let n = dpca_bench::data::matrix::GRAM_MAX_N + 808;
     let (data, _) = sparse_pair(n, 400, 0.002, 8);
     let dir = tempfile::tempdir().unwrap();
     let cache = dpca_bench::data::cache::MatrixCache::new(dir.path());
@@ -207,9 +207,9 @@ fn large_n_reference_is_krylov_and_cached() {
 /// zero-mean features; on sparse data anything but unit_top is refused (it would densify).
 #[test]
 fn preprocessing_rescales_both_kinds_and_keeps_sparse_sparse() {
+    use dpca_bench::data::matrix::top_eigenvalue;
     use dpca_bench::data::prepare::preprocess;
-    use dpca_bench::manifest::Preprocess;
-    use dpca_bench::problem::subspace::top_eigenvalue;
+    use dpca_bench::spec::Preprocess;
     let (sp, de) = sparse_pair(30, 200, 0.1, 9);
     for mut data in [sp.clone(), de.clone()] {
         preprocess(&mut data, &[Preprocess::UnitTop], "test").unwrap();

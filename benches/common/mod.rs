@@ -5,12 +5,13 @@
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use dpca_bench::data::cache::MatrixCache;
-use dpca_bench::data::uniform_matrix;
-use dpca_bench::manifest::{self, Point};
 use dpca_bench::methods::registry::Running;
+use dpca_bench::plan;
 use dpca_bench::problem::{self, Instance};
-use dpca_bench::run::Progress;
+use dpca_bench::progress::Progress;
 use dpca_bench::seed;
+use dpca_bench::seed::uniform_matrix;
+use dpca_bench::spec::Point;
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::hint::black_box;
@@ -246,15 +247,17 @@ pub fn instance(file: &str, pick: impl Fn(&[Point]) -> &Point) -> Box<dyn Instan
     } else {
         "paper"
     };
-    let exp = manifest::load(Path::new(file), profile).expect("manifest");
-    problem::build(
-        pick(&exp.points),
-        exp.seed,
-        &MatrixCache::new("datasets/cache"),
-        Path::new("datasets/raw"),
-        &Progress::new(),
-    )
-    .expect("instance")
+    let exp = plan::load(Path::new(file), profile).expect("manifest");
+    let point = pick(&exp.points);
+    problem::family(point.problem.kind)
+        .build(
+            point,
+            exp.seed,
+            &MatrixCache::new("datasets/cache"),
+            Path::new("datasets/raw"),
+            &Progress::new(),
+        )
+        .expect("instance")
 }
 
 /// `name` with manifest-style `params` on the instance's clients, as the runner builds it.

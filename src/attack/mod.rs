@@ -52,10 +52,10 @@ impl Leak {
 /// Whether [`leak`] can read `method`'s transcript: every subspace method's replies answer the
 /// broadcast (`y` for `z`); of the sparse ones, the consensus-ADMM methods of [`admm`], and
 /// DSSAL1 and federated ManPG, whose `y` answers the broadcast `z` as FAPS's and SSI's do.
-pub fn reads(method: &str, kind: crate::problem::Kind) -> bool {
+pub fn reads(method: &str, kind: crate::spec::Kind) -> bool {
     match kind {
-        crate::problem::Kind::Subspace => true,
-        crate::problem::Kind::Sparse => {
+        crate::spec::Kind::Subspace => true,
+        crate::spec::Kind::Sparse => {
             matches!(method, "faspca" | "fsspca" | "dssal1" | "manpg")
         }
         _ => false,

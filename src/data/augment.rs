@@ -3,8 +3,8 @@
 //!
 //! Orientation: features are rows, so the noise features are rows appended below the data's.
 
-use crate::manifest::Noise;
 use crate::seed;
+use crate::spec::Noise;
 use ndarray::{concatenate, s, Array2, Axis, ShapeBuilder};
 use rand::Rng;
 use rand_distr::StandardNormal;

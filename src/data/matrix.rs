@@ -11,11 +11,11 @@
 //! their bits do not depend on the thread count.
 
 use crate::data::loaders::{Csr, CsrView};
-use crate::data::uniform_matrix;
 use crate::linalg::gram_product::{gram_times_dense, t_times_dense};
 use crate::linalg::krylov::{top_eigs, KrylovOptions, TopEig, KRYLOV_TOL};
-use crate::linalg::{fro2, spectral_norm2};
+use crate::linalg::{fro2, spectral_norm2, sym_eig_desc};
 use crate::seed;
+use crate::seed::uniform_matrix;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, ShapeBuilder};
 use rayon::prelude::*;
 
@@ -373,5 +373,17 @@ impl<'a> Block<'a> {
             out += p;
         }
         out
+    }
+}
+
+/// Largest n whose reference goes through the n×n Gram matrix (512 MB at 8192).
+pub const GRAM_MAX_N: usize = 8192;
+
+/// λ₁(AAᵀ) = ‖A‖₂², exactly as the reference would compute it (for rescaling data to λ₁ = 1).
+pub fn top_eigenvalue(data: Block) -> anyhow::Result<f64> {
+    if data.n() <= GRAM_MAX_N {
+        Ok(sym_eig_desc(data.gram().view())?.values[0])
+    } else {
+        Ok(data.top_gram_eigs(1)?.values[0])
     }
 }

@@ -12,14 +12,3 @@ pub mod partition;
 pub mod prepare;
 pub mod spiked;
 pub mod synthetic;
-
-use ndarray::{Array2, ShapeBuilder};
-use rand::Rng;
-
-/// An `rows × cols` column-major matrix with iid U[-1, 1] entries drawn column by column.
-pub fn uniform_matrix(rows: usize, cols: usize, rng: &mut impl Rng) -> Array2<f64> {
-    let data: Vec<f64> = (0..rows * cols)
-        .map(|_| rng.random_range(-1.0..=1.0))
-        .collect();
-    Array2::from_shape_vec((rows, cols).f(), data).expect("length matches shape")
-}

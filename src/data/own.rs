@@ -12,7 +12,7 @@ use super::loaders::{csv, idx, libsvm, npy, open_text};
 use super::matrix::DataMatrix;
 use super::prepare::{preprocess, KeyMismatch};
 use crate::linalg::to_f_order;
-use crate::manifest::{DataSpec, FileFormat, FilePaths, Orientation};
+use crate::spec::{DataSpec, FileFormat, FilePaths, Orientation};
 use anyhow::{bail, Result};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -449,7 +449,7 @@ fn classes(values: &[i64]) -> Vec<u32> {
 #[cfg(test)]
 mod format_tests {
     use super::file_format;
-    use crate::manifest::{DataSpec, FileFormat};
+    use crate::spec::{DataSpec, FileFormat};
 
     /// `format` wins; without it the source's name decides, through a .bz2 ending too.
     #[test]

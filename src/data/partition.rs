@@ -5,7 +5,7 @@
 //! by label) permute the samples once, when the instance is built, so that this holds again.
 
 use super::matrix::DataMatrix;
-use crate::manifest::{PartitionSpec, Scheme};
+use crate::spec::{PartitionSpec, Scheme};
 use anyhow::{bail, Result};
 use rand::seq::SliceRandom;
 use rand::Rng;

@@ -10,9 +10,9 @@
 //! result does not depend on the number of threads. [`svd_columns`] and [`gaussian_columns`]
 //! form only some columns, with the same bits (what a rank of the MPI backend holds).
 
-use super::uniform_matrix;
 use crate::linalg::{cholesky_upper, orth};
 use crate::seed;
+use crate::seed::uniform_matrix;
 use anyhow::{bail, Result};
 use ndarray::{Array1, Array2, ArrayViewMut2, Axis, ShapeBuilder};
 use ndarray_linalg::{Diag, SolveTriangular, UPLO};

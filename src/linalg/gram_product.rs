@@ -14,7 +14,7 @@
 //!
 //! Either way the bits are fixed by the data, n, p and the sample order, never by the thread
 //! count or the chunk length (see [`super::avx512`]). (CSR blocks are fused sample by sample in
-//! [`CsrView::a_at_z`](crate::data::loaders::CsrView::a_at_z).)
+//! the data module's `CsrView::a_at_z`.)
 
 use anyhow::Result;
 use ndarray::{s, Array2, ArrayView2, ShapeBuilder};
@@ -446,9 +446,9 @@ pub fn gram_times_chunked(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::uniform_matrix;
     use crate::linalg::max_rel_diff as rel;
     use crate::seed;
+    use crate::seed::uniform_matrix;
 
     #[test]
     fn chunk_len_is_a_bounded_multiple_of_eight() {
@@ -659,36 +659,6 @@ mod tests {
             e.contains(KERNEL_ENV) && e.contains("\"sse2\"") && e.contains("avx512, avx2 or blas"),
             "{e}"
         );
-    }
-
-    /// The CSR block's fused product (one sample at a time) equals its two-call product AᵀX
-    /// then A·T to 1e-13 relative, for several shapes and densities, on whole matrices and on
-    /// blocks of consecutive samples.
-    #[test]
-    fn csr_fused_equals_two_calls() {
-        use crate::data::loaders::Csr;
-        use rand::Rng;
-        let mut rng = seed::rng(9, &["gram_product-csr"]);
-        for &(n, m, p, density) in &[(40, 300, 5, 0.1), (500, 64, 20, 0.02), (7, 1000, 3, 0.6)] {
-            let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
-            for _ in 0..m {
-                for i in 0..n {
-                    if rng.random::<f64>() < density {
-                        indices.push(i as u32);
-                        values.push(rng.random_range(-1.0..=1.0));
-                    }
-                }
-                indptr.push(indices.len());
-            }
-            let csr = Csr::new(n, indptr, indices, values).unwrap();
-            let x = uniform_matrix(n, p, &mut rng);
-            for block in [csr.view(), csr.samples(m / 3..m - m / 5)] {
-                let two = block.a_y(block.at_z(x.view()).unwrap().view()).unwrap();
-                let fused = block.a_at_z(x.view()).unwrap();
-                let e = rel(&fused, &two);
-                assert!(e < 1e-13, "n={n} m={m} p={p}: {e:e}");
-            }
-        }
     }
 
     /// A block that is a column range of a larger matrix (a client's view), or a row range

@@ -63,7 +63,7 @@ fn column_body(col: &mut [f64], u: &[f64], vj: &[f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::uniform_matrix;
+    use crate::seed::uniform_matrix;
     use ndarray::s;
 
     /// Equals BLAS's U Vᵀ to 1e-14 relative; every entry equals the plain loop's sum in k order

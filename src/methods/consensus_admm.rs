@@ -229,10 +229,10 @@ impl Method for ConsensusAdmm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::uniform_matrix;
     use crate::linalg::{fro2, orth};
     use crate::methods::registry::Running;
     use crate::seed;
+    use crate::seed::uniform_matrix;
     use ndarray::s;
 
     #[test]

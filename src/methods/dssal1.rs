@@ -203,10 +203,10 @@ impl Method for Dssal1 {
 mod tests {
     use super::*;
     use crate::data::matrix::Block;
-    use crate::data::uniform_matrix;
     use crate::linalg::{fro2, orth, sym_eig_desc};
     use crate::methods::registry::Running;
     use crate::seed;
+    use crate::seed::uniform_matrix;
     use ndarray::s;
 
     fn data(n: usize, m: usize) -> (Array2<f64>, Array2<f64>) {

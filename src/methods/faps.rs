@@ -376,8 +376,8 @@ impl<'a> FapsClient<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::uniform_matrix;
     use crate::linalg::max_rel_diff as rel;
+    use crate::seed::uniform_matrix;
 
     /// One FAPS client per block, all from `start` (client seed 9), reusing products or not.
     fn clients<'a>(

@@ -333,7 +333,7 @@ impl Worker {
         }
         let c = Curvature::new(setup.block);
         let mut rng = seed::rng(setup.seed, &["fsspca-w0", &setup.index.to_string()]);
-        let w = orth(crate::data::uniform_matrix(n, p.stages(r)[0], &mut rng).view());
+        let w = orth(crate::seed::uniform_matrix(n, p.stages(r)[0], &mut rng).view());
         Ok(Worker {
             u: Array2::zeros(w.dim()),
             w,
@@ -363,7 +363,7 @@ impl Worker {
         }
         self.c.deflate(d);
         self.found = concatenate![Axis(1), self.found, d];
-        let start = crate::data::uniform_matrix(n, r, &mut self.rng);
+        let start = crate::seed::uniform_matrix(n, r, &mut self.rng);
         let g = self.metric();
         self.w = gen_stiefel_normalize(g.apply(start.view()).view(), &g)?;
         self.u = Array2::zeros((n, r));
@@ -625,11 +625,11 @@ impl Server for Master {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::uniform_matrix;
     use crate::fed::Counters;
     use crate::linalg::{sym_eig_desc, to_f_order};
     use crate::methods::registry::Running;
     use crate::methods::Params as _;
+    use crate::seed::uniform_matrix;
 
     /// n×m samples (columns) with covariance ∝ V diag(10, 5, 1, 0.99, 0.98, …) Vᵀ, V random.
     fn data(n: usize, m: usize, s: u64) -> Array2<f64> {

@@ -355,9 +355,9 @@ impl Method for Manpg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::uniform_matrix;
     use crate::linalg::{orth, sym_eig_desc};
     use crate::methods::registry::Running;
+    use crate::seed::uniform_matrix;
     use ndarray::s;
 
     /// A small Gram matrix with a clear gap after p = 2, and a random start.

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::data::matrix::Block;
 use crate::fed::{Client, LocalNetwork, Message};
-use crate::problem::Kind;
+use crate::spec::Kind;
 use anyhow::{Context, Result};
 
 /// A registered method.

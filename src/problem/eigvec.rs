@@ -33,16 +33,19 @@
 //! there is no `w`.
 
 use super::{Instance, MetricDef};
+use crate::data::cache::MatrixCache;
 use crate::data::matrix::{Block, DataMatrix};
 use crate::data::{eigengap, partition, prepare};
 use crate::fed::Message;
 use crate::linalg::krylov::KRYLOV_TOL;
 use crate::linalg::sym_eig_desc;
-use crate::manifest::{Generator, Point};
-use crate::run::Progress;
+use crate::progress::Progress;
 use crate::seed;
+use crate::spec::Kind;
+use crate::spec::{Generator, Point};
 use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, ArrayView1, Axis, ShapeBuilder};
+use std::path::Path;
 
 pub const REFERENCE: &str = "the leading eigenvector of Â = XXᵀ/N by LAPACK dsyevd (exact)";
 
@@ -261,7 +264,14 @@ pub(super) fn share(
     // Beyond MAX_FEATURES the reference is by Krylov over the whole data: built whole.
     let samples = samples.filter(|b| b.n() <= MAX_FEATURES);
     let Some(samples) = samples else {
-        let inst = super::build(point, run_seed, cache, data_dir, &Progress::hidden())?;
+        let inst = super::Family::build(
+            &Eigvec,
+            point,
+            run_seed,
+            cache,
+            data_dir,
+            &Progress::hidden(),
+        )?;
         let sizes = inst.sizes().to_vec();
         return Ok(super::Share::slice(
             inst.data(),
@@ -414,6 +424,46 @@ impl Instance for EigvecInstance {
     }
 }
 
+/// The eigvec family ([`super::Family`]).
+pub struct Eigvec;
+
+impl super::Family for Eigvec {
+    fn kind(&self) -> Kind {
+        Kind::Eigvec
+    }
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+    fn takes_methods_of(&self) -> &'static [Kind] {
+        &[Kind::Eigvec, Kind::Subspace]
+    }
+    fn reference_note(&self, point: &Point) -> String {
+        reference(point.data.n)
+    }
+    fn build(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        _cache: &MatrixCache,
+        data_dir: &Path,
+        progress: &Progress,
+    ) -> Result<Box<dyn Instance>> {
+        Ok(Box::new(EigvecInstance::build(
+            point, run_seed, data_dir, progress,
+        )?))
+    }
+    fn share(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &Path,
+        pick: super::Pick,
+    ) -> Result<super::Share> {
+        share(point, run_seed, cache, data_dir, pick)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -478,7 +528,7 @@ mod tests {
         let mean = c.view().sum() / N as f64;
         let sparse = DataMatrix::Centred { x: c.clone(), mean };
         let mut rng = seed::rng(13, &["eigvec-sparse-test-z"]);
-        let z = crate::data::uniform_matrix(D, 3, &mut rng);
+        let z = crate::seed::uniform_matrix(D, 3, &mut rng);
         for (lo, hi) in [(0, N), (1000, 2000)] {
             let s = sparse.view().range(lo, hi);
             let d = Block::Dense(dense.view()).range(lo, hi);

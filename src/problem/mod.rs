@@ -2,7 +2,7 @@
 //! where it has one), its reference solution, the common starting point, its metric definitions
 //! and their evaluation. Nothing outside a family names a metric: trace rows, CSV columns, stop
 //! targets, plot axes, the paper's numbers and report columns all go by [`MetricDef::name`],
-//! checked against [`Kind::metrics`] when a manifest loads.
+//! checked against [`Family::metrics`] when a manifest loads.
 
 pub mod eigvec;
 pub mod robust;
@@ -13,80 +13,74 @@ use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::data::{partition, prepare, synthetic};
 use crate::fed::Message;
-use crate::manifest::{Point, Scheme};
-use crate::run::Progress;
+use crate::progress::Progress;
 use crate::seed;
+use crate::spec::{Kind, Point, Scheme};
 use anyhow::Result;
 use ndarray::s;
-use serde::{Deserialize, Serialize};
 use std::ops::Range;
 use std::path::Path;
 
-/// The problem families (`[problem] kind = "..."`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// The p-dimensional dominant left singular subspace of A (FAPS, SSI, LocalPower).
-    #[default]
-    Subspace,
-    /// Low rank plus sparse, M = L + S (DCF-PCA, CF-PCA, APGM, inexact ALM).
-    Robust,
-    /// Sparse loadings: r directions of large variance with few non-zero weights (FSSPCA,
-    /// FASPCA, PCA as the dense baseline).
-    Sparse,
-    /// The leading eigenvector of the sample covariance, on the unit sphere (CEDRE and its
-    /// baselines).
-    Eigvec,
-}
-
-impl Kind {
-    pub const ALL: &'static [Kind] = &[Kind::Subspace, Kind::Robust, Kind::Sparse, Kind::Eigvec];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Subspace => "subspace",
-            Kind::Robust => "robust",
-            Kind::Sparse => "sparse",
-            Kind::Eigvec => "eigvec",
-        }
-    }
-
+/// A problem family: its metrics, its instances and its ranks' shares. One file per family
+/// implements it, and [`FAMILIES`] lists them; nothing outside a family names its metrics.
+pub trait Family: Sync {
+    fn kind(&self) -> Kind;
     /// The metrics this family evaluates after every round, in CSV column order.
-    pub fn metrics(self) -> &'static [MetricDef] {
-        match self {
-            Kind::Subspace => subspace::METRICS,
-            Kind::Robust => robust::METRICS,
-            Kind::Sparse => sparse::METRICS,
-            Kind::Eigvec => eigvec::METRICS,
-        }
-    }
-
+    fn metrics(&self) -> &'static [MetricDef];
+    /// Families whose methods solve this family's problems (its own among them): a subspace
+    /// method at p = 1 finds the leading eigenvector, so eigvec manifests take them too.
+    fn takes_methods_of(&self) -> &'static [Kind];
     /// Names of the vectors [`Instance::spectra`] records (a plot of kind "spectrum" draws one,
     /// with its "<name>_truth" beside it).
-    pub fn spectra(self) -> &'static [&'static str] {
-        match self {
-            Kind::Subspace | Kind::Eigvec => &[],
-            Kind::Robust => &["sv"],
-            Kind::Sparse => &["share_orig", "share_rand"],
-        }
+    fn spectra(&self) -> &'static [&'static str] {
+        &[]
     }
-
-    /// Whether methods written for `family` solve this family's problems: a subspace method at
-    /// p = 1 finds the leading eigenvector, so eigvec manifests take them too (the compare
-    /// manifests put FAPS-style and CEDRE-style methods on one axis).
-    pub fn runs(self, family: Kind) -> bool {
-        self == family || (self == Kind::Eigvec && family == Kind::Subspace)
+    /// Axis labels (x, y) of the family's spectrum plots.
+    fn spectrum_axes(&self) -> (&'static str, &'static str) {
+        ("index i", "singular value σ_i")
     }
+    /// How the reference of a point is computed, for run.json.
+    fn reference_note(&self, point: &Point) -> String;
+    /// Build (or load from the cache) the instance of `point` for `run_seed`.
+    fn build(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &Path,
+        progress: &Progress,
+    ) -> Result<Box<dyn Instance>>;
+    /// The share `pick` asks of `point`'s instance (see [`Share`]): what its ranks build alone,
+    /// the rest built whole, then sliced.
+    fn share(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &Path,
+        pick: Pick,
+    ) -> Result<Share>;
+}
 
-    pub fn metric(self, name: &str) -> Option<&'static MetricDef> {
-        self.metrics().iter().find(|m| m.name == name)
+/// Every family, one line each.
+pub const FAMILIES: [&dyn Family; 4] = [
+    &subspace::Subspace,
+    &robust::Robust,
+    &sparse::Sparse,
+    &eigvec::Eigvec,
+];
+
+/// The family of `kind`.
+pub fn family(kind: Kind) -> &'static dyn Family {
+    match FAMILIES.iter().find(|f| f.kind() == kind) {
+        Some(f) => *f,
+        None => unreachable!("every Kind has a family in FAMILIES (tested)"),
     }
 }
 
-impl std::fmt::Display for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// The family's metric called `name`.
+pub fn metric(kind: Kind, name: &str) -> Option<&'static MetricDef> {
+    family(kind).metrics().iter().find(|m| m.name == name)
 }
 
 /// One metric of a family.
@@ -112,10 +106,10 @@ pub trait Instance: Sync {
     fn start(&self) -> &Message;
     /// The length of the vectors methods exchange (for counting n-vectors).
     fn dim(&self) -> usize;
-    /// The family's metrics of an estimate, in [`Kind::metrics`] order: `server` is what the
+    /// The family's metrics of an estimate, in [`Family::metrics`] order: `server` is what the
     /// server holds, `clients` what each client revealed through the evaluation channel.
     fn evaluate(&self, server: &Message, clients: &[Message]) -> Result<Vec<f64>>;
-    /// Which metrics (in [`Kind::metrics`] order) this instance defines; the others are NaN in
+    /// Which metrics (in [`Family::metrics`] order) this instance defines; the others are NaN in
     /// every row and do not count as divergence (a recovery error needs a planted truth).
     /// None: all of them.
     fn applicable(&self) -> Option<Vec<bool>> {
@@ -132,14 +126,6 @@ pub trait Instance: Sync {
     }
 }
 
-/// Axis labels (x, y) of the family's spectrum plots.
-pub fn spectrum_axes(kind: Kind) -> (&'static str, &'static str) {
-    match kind {
-        Kind::Sparse => sparse::SPECTRUM_AXES,
-        _ => ("index i", "singular value σ_i"),
-    }
-}
-
 /// A few words naming one spectrum, for legends.
 pub fn spectrum_short(name: &str) -> &str {
     match name {
@@ -148,39 +134,6 @@ pub fn spectrum_short(name: &str) -> &str {
         "sv" => "σ(L)",
         other => other,
     }
-}
-
-/// How the reference of a point is computed, for run.json.
-pub fn reference_note(point: &Point) -> String {
-    match point.problem.kind {
-        Kind::Subspace => subspace::solver_for(point.data.n),
-        Kind::Robust => "the planted truth (L₀, S₀)".into(),
-        Kind::Sparse if point.problem.mu.is_some() => sparse::REFERENCE_MU.into(),
-        Kind::Sparse => sparse::REFERENCE.into(),
-        Kind::Eigvec => eigvec::reference(point.data.n),
-    }
-}
-
-/// Build (or load from the cache) the instance of `point` for `run_seed`.
-pub fn build(
-    point: &Point,
-    run_seed: u64,
-    cache: &MatrixCache,
-    data_dir: &Path,
-    progress: &Progress,
-) -> Result<Box<dyn Instance>> {
-    Ok(match point.problem.kind {
-        Kind::Subspace => Box::new(subspace::SubspaceInstance::build(
-            point, run_seed, cache, data_dir, progress,
-        )?),
-        Kind::Robust => Box::new(robust::RobustInstance::build(point, run_seed)?),
-        Kind::Sparse => Box::new(sparse::SparseInstance::build(
-            point, run_seed, cache, data_dir, progress,
-        )?),
-        Kind::Eigvec => Box::new(eigvec::EigvecInstance::build(
-            point, run_seed, data_dir, progress,
-        )?),
-    })
 }
 
 /// What a rank of the MPI backend other than 0 holds of a point's instance: the columns its
@@ -216,23 +169,6 @@ impl Share {
             cols,
             start,
         }
-    }
-}
-
-/// The share `pick` asks of `point`'s instance for `run_seed` (see [`Share`]). Each family
-/// says what its ranks build alone, and builds the rest whole, then slices it.
-pub fn share(
-    point: &Point,
-    run_seed: u64,
-    cache: &MatrixCache,
-    data_dir: &Path,
-    pick: Pick,
-) -> Result<Share> {
-    match point.problem.kind {
-        Kind::Subspace => subspace::share(point, run_seed, cache, data_dir, pick),
-        Kind::Robust => robust::share(point, run_seed, pick),
-        Kind::Sparse => sparse::share(point, run_seed, cache, data_dir, pick),
-        Kind::Eigvec => eigvec::share(point, run_seed, cache, data_dir, pick),
     }
 }
 

@@ -12,16 +12,20 @@
 //! of L then come from a k×k SVD, never from an n×m one.
 
 use super::{Instance, MetricDef};
+use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::fed::Message;
 use crate::linalg::{fro2, low_rank::low_rank_product, orth_with_r, svd::thin_svd};
-use crate::manifest::{Magnitude, Point};
+use crate::progress::Progress;
 use crate::seed;
+use crate::spec::Kind;
+use crate::spec::{Magnitude, Point};
 use anyhow::{bail, Result};
 use ndarray::{concatenate, s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
 use rand::seq::index::sample;
 use rand::Rng;
 use rand_distr::StandardNormal;
+use std::path::Path;
 
 pub const METRICS: &[MetricDef] = &[
     MetricDef {
@@ -334,6 +338,47 @@ fn factors(server: &Message, clients: &[Message]) -> Result<(Array2<f64>, Array2
         .map(|c| c.get("v").map(|v| v.view()))
         .collect::<Result<_>>()?;
     Ok((u.clone(), concatenate(Axis(0), &vs)?))
+}
+
+/// The robust family ([`super::Family`]).
+pub struct Robust;
+
+impl super::Family for Robust {
+    fn kind(&self) -> Kind {
+        Kind::Robust
+    }
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+    fn takes_methods_of(&self) -> &'static [Kind] {
+        &[Kind::Robust]
+    }
+    fn spectra(&self) -> &'static [&'static str] {
+        &["sv"]
+    }
+    fn reference_note(&self, _point: &Point) -> String {
+        "the planted truth (L₀, S₀)".into()
+    }
+    fn build(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        _cache: &MatrixCache,
+        _data_dir: &Path,
+        _progress: &Progress,
+    ) -> Result<Box<dyn Instance>> {
+        Ok(Box::new(RobustInstance::build(point, run_seed)?))
+    }
+    fn share(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        _cache: &MatrixCache,
+        _data_dir: &Path,
+        pick: super::Pick,
+    ) -> Result<super::Share> {
+        share(point, run_seed, pick)
+    }
 }
 
 #[cfg(test)]

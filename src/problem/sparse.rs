@@ -48,11 +48,13 @@ use crate::fed::Message;
 use crate::linalg::manifold::stiefel_retract_polar;
 use crate::linalg::stiefel_prox::stiefel_prox;
 use crate::linalg::{fro2, orth_with_r, sym_eig_desc};
-use crate::manifest::{Generator, Noise, Point};
-use crate::run::Progress;
+use crate::progress::Progress;
 use crate::seed;
+use crate::spec::Kind;
+use crate::spec::{Generator, Noise, Point};
 use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
+use std::path::Path;
 
 pub const REFERENCE: &str = "PCA: LAPACK dsyevd on the Gram matrix XXᵀ (exact)";
 pub const REFERENCE_MU: &str = "PCA: LAPACK dsyevd on the Gram matrix XXᵀ (exact); \
@@ -391,7 +393,7 @@ fn start(point: &Point, run_seed: u64) -> Message {
     let (n, r) = (point.data.n, point.problem.p);
     let key = point.data.cache_key();
     let z0 = crate::linalg::orth(
-        crate::data::uniform_matrix(
+        crate::seed::uniform_matrix(
             n,
             r,
             &mut seed::rng(run_seed, &["z0", &key, &r.to_string()]),
@@ -708,6 +710,55 @@ impl Instance for SparseInstance {
             ("share_orig", self.shares(z.view(), true)),
             ("share_rand", self.shares(z.view(), false)),
         ])
+    }
+}
+
+/// The sparse family ([`super::Family`]).
+pub struct Sparse;
+
+impl super::Family for Sparse {
+    fn kind(&self) -> Kind {
+        Kind::Sparse
+    }
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+    fn takes_methods_of(&self) -> &'static [Kind] {
+        &[Kind::Sparse]
+    }
+    fn spectra(&self) -> &'static [&'static str] {
+        &["share_orig", "share_rand"]
+    }
+    fn spectrum_axes(&self) -> (&'static str, &'static str) {
+        SPECTRUM_AXES
+    }
+    fn reference_note(&self, point: &Point) -> String {
+        match point.problem.mu {
+            Some(_) => REFERENCE_MU.into(),
+            None => REFERENCE.into(),
+        }
+    }
+    fn build(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &Path,
+        progress: &Progress,
+    ) -> Result<Box<dyn Instance>> {
+        Ok(Box::new(SparseInstance::build(
+            point, run_seed, cache, data_dir, progress,
+        )?))
+    }
+    fn share(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &Path,
+        pick: super::Pick,
+    ) -> Result<super::Share> {
+        share(point, run_seed, cache, data_dir, pick)
     }
 }
 

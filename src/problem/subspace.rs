@@ -8,20 +8,22 @@
 //!   [`KRYLOV_TOL`]·σ₁², and every metric takes one pass over A. Sparse data stays sparse.
 
 use crate::data::cache::MatrixCache;
-use crate::data::matrix::Block;
-use crate::data::uniform_matrix;
+use crate::data::matrix::{Block, GRAM_MAX_N};
 use crate::linalg::krylov::KRYLOV_TOL;
 use crate::linalg::{fro2, sym_eig_desc};
 use crate::seed;
+use crate::seed::uniform_matrix;
+use crate::spec::Kind;
 use anyhow::{Context, Result};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
+use std::path::Path;
 
 use super::{Instance, MetricDef};
 use crate::data::{matrix::DataMatrix, partition, prepare, synthetic};
 use crate::fed::Message;
 use crate::linalg::orth;
-use crate::manifest::{DataSpec, Generator, Point, Spectrum};
-use crate::run::Progress;
+use crate::progress::Progress;
+use crate::spec::{DataSpec, Generator, Point, Spectrum};
 
 /// The family's metrics, in CSV column order.
 pub const METRICS: &[MetricDef] = &[
@@ -54,9 +56,6 @@ pub const METRICS: &[MetricDef] = &[
         log: true,
     },
 ];
-
-/// Largest n whose reference goes through the n×n Gram matrix (512 MB at 8192).
-pub const GRAM_MAX_N: usize = 8192;
 
 /// Exact solution and what the metrics need.
 pub struct Reference {
@@ -160,15 +159,6 @@ impl Reference {
             sv_err,
             subspace_dist,
         })
-    }
-}
-
-/// λ₁(AAᵀ) = ‖A‖₂², exactly as the reference would compute it (for rescaling data to λ₁ = 1).
-pub fn top_eigenvalue(data: Block) -> Result<f64> {
-    if data.n() <= GRAM_MAX_N {
-        Ok(sym_eig_desc(data.gram().view())?.values[0])
-    } else {
-        Ok(data.top_gram_eigs(1)?.values[0])
     }
 }
 
@@ -338,5 +328,45 @@ impl Instance for SubspaceInstance {
     fn evaluate(&self, server: &Message, _clients: &[Message]) -> Result<Vec<f64>> {
         let z = server.get("z")?;
         Ok(self.reference.metrics(self.a.view(), z.view())?.values())
+    }
+}
+
+/// The subspace family ([`super::Family`]).
+pub struct Subspace;
+
+impl super::Family for Subspace {
+    fn kind(&self) -> Kind {
+        Kind::Subspace
+    }
+    fn metrics(&self) -> &'static [MetricDef] {
+        METRICS
+    }
+    fn takes_methods_of(&self) -> &'static [Kind] {
+        &[Kind::Subspace]
+    }
+    fn reference_note(&self, point: &Point) -> String {
+        solver_for(point.data.n)
+    }
+    fn build(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &Path,
+        progress: &Progress,
+    ) -> Result<Box<dyn Instance>> {
+        Ok(Box::new(SubspaceInstance::build(
+            point, run_seed, cache, data_dir, progress,
+        )?))
+    }
+    fn share(
+        &self,
+        point: &Point,
+        run_seed: u64,
+        cache: &MatrixCache,
+        data_dir: &Path,
+        pick: super::Pick,
+    ) -> Result<super::Share> {
+        share(point, run_seed, cache, data_dir, pick)
     }
 }

@@ -14,8 +14,8 @@
 //! criterion (round cap, time budget), or never reached `reach`, shows "≥ rounds": its count is a
 //! lower bound, so a `less_than` claim about it is judged on that bound and says so.
 
-use crate::manifest::{ClaimSpec, Experiment};
 use crate::run::RunRecord;
+use crate::spec::{ClaimSpec, Experiment};
 use std::fmt::Write;
 
 /// One claim's verdict and the numbers behind it.
@@ -303,7 +303,7 @@ mod tests {
     fn experiment(points: &[&str]) -> Experiment {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("experiments/dssal1/leakage.toml");
-        let mut exp = crate::manifest::load(&path, "quick").unwrap();
+        let mut exp = crate::plan::load(&path, "quick").unwrap();
         exp.points = points
             .iter()
             .map(|l| {
@@ -413,7 +413,7 @@ mod tests {
         // inner_study: four entries of method faps; a paper number names one of them.
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("experiments/faps/inner_study.toml");
-        let exp = crate::manifest::load(&path, "paper").unwrap();
+        let exp = crate::plan::load(&path, "paper").unwrap();
         assert!(exp.names_run("FAPS rule (26)", "faps", "FAPS rule (26)", ""));
         assert!(!exp.names_run("FAPS rule (26)", "faps", "FAPS fixed", "inner_steps=5"));
         assert!(exp.names_run(

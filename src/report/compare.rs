@@ -4,7 +4,7 @@
 //! (the paper's numbers, run ids) and n-vectors (derived from the bytes, which are compared
 //! exactly).
 
-use crate::manifest::{LEAK_ABS, LEAK_ERR};
+use crate::spec::{LEAK_ABS, LEAK_ERR};
 use crate::util::columns;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BTreeSet};

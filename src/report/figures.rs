@@ -8,10 +8,10 @@ use super::plot::{
 };
 use super::sweep_names::axis_name;
 use super::tables::paper_for;
-use crate::manifest::{
+use crate::run::{describe, RunRecord, TraceRow};
+use crate::spec::{
     fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
 };
-use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
 use plotters::style::RGBColor;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ pub fn x_label(axis: XAxis) -> &'static str {
 }
 
 pub fn y_label(exp: &Experiment, metric: &str) -> &'static str {
-    match exp.kind.metric(metric) {
+    match crate::problem::metric(exp.kind, metric) {
         Some(m) => m.label,
         None if metric == KKT_ABS => "KKT violation ‖(I−ZZᵀ)AAᵀZ‖_F (unscaled)",
         None if metric == LEAK_ABS => "attack error ‖Φ − A₁A₁ᵀ‖_F (unscaled)",
@@ -61,7 +61,7 @@ pub fn y_label(exp: &Experiment, metric: &str) -> &'static str {
 }
 
 fn short(exp: &Experiment, metric: &str) -> &'static str {
-    match exp.kind.metric(metric) {
+    match crate::problem::metric(exp.kind, metric) {
         Some(m) => m.short,
         None if metric == LEAK_ERR => "attack error",
         None if metric == KKT_ABS => "KKT (unscaled)",
@@ -645,7 +645,7 @@ fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec) -> LinePlo
             None => Some(Style::reference()),
         };
     }
-    let (x_label, y_label) = crate::problem::spectrum_axes(exp.kind);
+    let (x_label, y_label) = crate::problem::family(exp.kind).spectrum_axes();
     LinePlot {
         title: title(exp, spec),
         x_label: x_label.into(),
@@ -808,11 +808,11 @@ pub fn render_all(exp: &Experiment, records: &[RunRecord], dir: &Path) -> Result
 #[cfg(test)]
 mod tests {
     use super::caption;
-    use crate::manifest;
+    use crate::plan;
     use std::path::Path;
 
     fn captions(file: &str) -> Vec<String> {
-        let exp = manifest::load(Path::new(file), "paper").expect("committed manifest loads");
+        let exp = plan::load(Path::new(file), "paper").expect("committed manifest loads");
         exp.points.iter().map(|p| caption(&exp, &p.label)).collect()
     }
 
@@ -833,11 +833,11 @@ mod tests {
 #[cfg(test)]
 mod legend_tests {
     use super::*;
-    use crate::manifest;
+    use crate::plan;
 
     #[test]
     fn many_curves_of_a_sweep_get_a_legend_by_factor() {
-        let exp = manifest::load(Path::new("experiments/faps/fig2_n.toml"), "paper")
+        let exp = plan::load(Path::new("experiments/faps/fig2_n.toml"), "paper")
             .expect("committed manifest loads");
         let mut keys = Vec::new();
         for point in 0..exp.points.len() {

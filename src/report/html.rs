@@ -8,7 +8,8 @@
 
 use super::claims::judge;
 use super::reload::outcome_from_csv;
-use crate::manifest::{self, Experiment};
+use crate::plan;
+use crate::spec::Experiment;
 use crate::util::atomic_write;
 use anyhow::{Context, Result};
 use pulldown_cmark::{Event, Options, Parser, Tag};
@@ -111,7 +112,7 @@ fn load_folder(root: &Path, rel: &Path) -> Result<Folder> {
     else {
         anyhow::bail!("{}: no manifest.path or profile", json_path.display());
     };
-    let exp = manifest::load(Path::new(path), profile)
+    let exp = plan::load(Path::new(path), profile)
         .with_context(|| format!("the manifest of {}", dir.display()))?;
     let out = outcome_from_csv(&exp, &dir)?;
     let files = json["files"]

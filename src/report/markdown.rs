@@ -3,10 +3,10 @@
 use super::plot::ticks::trim_zeros;
 use super::provenance::{computed_with, run_json};
 use super::tables::{paper_average, paper_for, reported_metrics};
-use crate::manifest::{Experiment, Point};
 use crate::methods::registry;
 use crate::problem::MetricDef;
 use crate::run::{describe, Outcome, RunRecord};
+use crate::spec::{Experiment, Point};
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -83,7 +83,7 @@ fn setting(p: &Point) -> String {
 }
 
 /// "file data/x.csv (csv, samples as rows, sha256 0123456789ab), labels …, preprocessing: …".
-fn own_file(d: &crate::manifest::DataSpec) -> String {
+fn own_file(d: &crate::spec::DataSpec) -> String {
     let short = |h: &Option<String>| {
         h.as_deref()
             .map_or("?", |h| &h[..12.min(h.len())])
@@ -329,7 +329,7 @@ fn centralised_note(s: &mut String, exp: &Experiment) {
 fn communication(s: &mut String, exp: &Experiment, out: &Outcome) {
     let _ = writeln!(s, "\n## Communication\n");
     // The CEDRE paper counts vectors with one from every machine as 1: shown for its family.
-    let comm = exp.kind == crate::problem::Kind::Eigvec;
+    let comm = exp.kind == crate::spec::Kind::Eigvec;
     let _ = writeln!(
         s,
         "| point | method | rounds | bytes up | bytes down | n-vectors |{} mean inner steps / client / round | fitted {} rate / round |",
@@ -608,7 +608,7 @@ fn chosen(s: &mut String, out: &Outcome) {
 /// The metric whose linear rate the communication table fits: the family's first
 /// lower-is-better metric shown on a log scale.
 fn rate_metric(exp: &Experiment) -> Option<&'static MetricDef> {
-    exp.kind
+    crate::problem::family(exp.kind)
         .metrics()
         .iter()
         .find(|m| m.lower_is_better && m.log)

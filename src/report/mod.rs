@@ -12,8 +12,8 @@ pub mod stop_study;
 pub mod sweep_names;
 pub mod tables;
 
-use crate::manifest::Experiment;
 use crate::run::Outcome;
+use crate::spec::Experiment;
 use crate::util::atomic_write;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};

@@ -1,7 +1,7 @@
 //! run.json: where every number came from.
 
-use crate::manifest::Experiment;
 use crate::run::Outcome;
+use crate::spec::Experiment;
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -157,7 +157,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "manifest": { "path": exp.path.display().to_string(), "sha256": exp.hash },
         "points": exp.points.iter().map(|p| json!({
             "label": p.label, "data": p.data, "partition": p.partition, "problem": p.problem,
-            "reference": crate::problem::reference_note(p),
+            "reference": crate::problem::family(p.problem.kind).reference_note(p),
         })).collect::<Vec<_>>(),
         "stop": exp.stop,
         "runs": out.records.iter().map(|r| {

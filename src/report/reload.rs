@@ -4,8 +4,8 @@
 //! Stored runs (`runs/`) are not committed.
 
 use crate::fed::vectors;
-use crate::manifest::{Experiment, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use crate::run::{Outcome, RunKey, RunRecord, TraceRow};
+use crate::spec::{Experiment, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -103,7 +103,7 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
                 field(t, "bytes_down", &trace_path, line)?,
             );
             let mut metrics = BTreeMap::new();
-            for d in exp.kind.metrics() {
+            for d in crate::problem::family(exp.kind).metrics() {
                 metrics.insert(d.name.to_string(), field(t, d.name, &trace_path, line)?);
             }
             let optional = |name: &str| -> Result<Option<f64>> {

@@ -8,8 +8,8 @@
 
 use super::markdown::{beside, by_method, mean};
 use super::tables::{paper_average, paper_for, reported_metrics};
-use crate::manifest::Experiment;
 use crate::run::{Outcome, RunRecord};
+use crate::spec::Experiment;
 use std::fmt::Write;
 
 /// The round at which rule (27), |f_k − f_(k−1)| ≤ tol·f_k, stops `r`; None if it does not
@@ -183,9 +183,8 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut checked = 0;
         for id in ["table4", "fig2_n", "fig4"] {
-            let exp =
-                crate::manifest::load(&root.join(format!("experiments/faps/{id}.toml")), "quick")
-                    .unwrap();
+            let exp = crate::plan::load(&root.join(format!("experiments/faps/{id}.toml")), "quick")
+                .unwrap();
             let dir = root.join(format!("results/faps/{id}/quick"));
             let out = crate::report::reload::outcome_from_csv(&exp, &dir).unwrap();
             let tol = exp.stop.objective_tol.unwrap();

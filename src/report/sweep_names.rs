@@ -1,7 +1,7 @@
 //! Readable axis titles for the manifest keys a sweep varies (`data.n` → "n (features)"),
 //! named as the schema defines them (src/manifest/schema.rs), not as any one paper does.
 
-use crate::problem::Kind;
+use crate::spec::Kind;
 
 /// The axis title of sweep key `key` in a manifest of family `kind`; an unknown key reads as
 /// its last segment.

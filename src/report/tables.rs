@@ -4,9 +4,9 @@
 //! family's metrics by name, then `point`, (`leak_err`, with `[attack] unscaled` `kkt_abs` and
 //! `leak_abs`,) `run_id`.
 
-use crate::manifest::{Experiment, PaperResult, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use crate::problem::MetricDef;
 use crate::run::{RunKey, RunRecord, TraceRow};
+use crate::spec::{Experiment, PaperResult, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use crate::util::atomic_write;
 use anyhow::Result;
 use polars::prelude::*;
@@ -67,12 +67,12 @@ fn opt_f64_col(name: &str, v: Vec<Option<f64>>) -> Column {
 /// The metrics the report and summary.csv set beside the paper's: those the paper reports for
 /// this experiment, in family order; without any, the family's first two lower-is-better ones.
 pub fn reported_metrics(exp: &Experiment) -> Vec<&'static MetricDef> {
-    let defs = exp.kind.metrics();
+    let defs = crate::problem::family(exp.kind).metrics();
     if !exp.table_metrics.is_empty() {
         return exp
             .table_metrics
             .iter()
-            .filter_map(|n| exp.kind.metric(n))
+            .filter_map(|n| crate::problem::metric(exp.kind, n))
             .collect();
     }
     let named: Vec<&MetricDef> = defs
@@ -114,7 +114,7 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
         Column::new("bytes_down".into(), ints(&|t| t.bytes_down)),
         f64_col("vectors", floats(&|t| t.vectors)),
     ];
-    for m in exp.kind.metrics() {
+    for m in crate::problem::family(exp.kind).metrics() {
         cols.push(f64_col(
             m.name,
             floats(&|t| t.metric(m.name).unwrap_or(f64::NAN)),
@@ -161,7 +161,7 @@ pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFram
         Column::new("bytes_down".into(), ints(&|r| r.last().bytes_down)),
         f64_col("vectors", last(&|r| r.last().vectors)),
     ];
-    for m in exp.kind.metrics() {
+    for m in crate::problem::family(exp.kind).metrics() {
         cols.push(f64_col(
             m.name,
             last(&|r| r.last().metric(m.name).unwrap_or(f64::NAN)),

@@ -3,11 +3,9 @@
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
-mod progress;
 mod record;
 mod stop;
 
-pub use progress::Progress;
 pub use record::{RunKey, RunRecord, RunStore, TraceRow};
 pub use stop::{StopReason, StopRule};
 
@@ -15,10 +13,11 @@ use crate::attack;
 use crate::data::cache::MatrixCache;
 use crate::data::prepare::KeyMismatch;
 use crate::fed::{Counters, RunNetwork};
-use crate::manifest::{AttackSpec, Experiment, MethodSpec, Point, KKT_ABS, LEAK_ABS};
 use crate::methods::{registry, StepInfo};
 use crate::problem::{self, Instance};
+use crate::progress::Progress;
 use crate::seed;
+use crate::spec::{AttackSpec, Experiment, MethodSpec, Point, KKT_ABS, LEAK_ABS};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -67,12 +66,12 @@ pub const MPI_NOT_BUILT: &str = "--backend mpi: this dpca was built without MPI 
 /// which any reference needs (working copies come on top). Sparse samples (a LIBSVM dataset or
 /// file: rcv1) are never made n×m dense, and their size, 12 bytes per non-zero, is known only
 /// once read; their Gram matrix is formed only up to a side of
-/// [`GRAM_MAX_N`](crate::problem::subspace::GRAM_MAX_N) (block Krylov beyond).
+/// [`GRAM_MAX_N`](crate::data::matrix::GRAM_MAX_N) (block Krylov beyond).
 fn min_bytes(point: &Point) -> u128 {
     let (n, m) = (point.data.n as u128, point.data.m as u128);
     let gram = n.min(m).pow(2);
     if sparse_data(point) {
-        let formed = n.min(m) <= crate::problem::subspace::GRAM_MAX_N as u128;
+        let formed = n.min(m) <= crate::data::matrix::GRAM_MAX_N as u128;
         return if formed { 8 * gram } else { 0 };
     }
     8 * (n * m + gram)
@@ -80,7 +79,7 @@ fn min_bytes(point: &Point) -> u128 {
 
 /// Whether the point's data is read as sparse samples.
 fn sparse_data(point: &Point) -> bool {
-    use crate::manifest::{FileFormat, Generator};
+    use crate::spec::{FileFormat, Generator};
     match point.data.generator {
         Generator::Dataset => point
             .data
@@ -301,19 +300,18 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                 records.extend(stored.into_iter().flatten());
                 continue;
             }
-            let inst =
-                problem::build(point, run_seed, &cache, &opts.data_dir, progress).map_err(|e| {
-                    match e.downcast_ref::<KeyMismatch>() {
-                        Some(k) => {
-                            let at = if point.label.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" (sweep point {})", point.label)
-                            };
-                            exp.error_at(k.key, format!("{k}{at}")).into()
-                        }
-                        None => e,
+            let inst = problem::family(point.problem.kind)
+                .build(point, run_seed, &cache, &opts.data_dir, progress)
+                .map_err(|e| match e.downcast_ref::<KeyMismatch>() {
+                    Some(k) => {
+                        let at = if point.label.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (sweep point {})", point.label)
+                        };
+                        exp.error_at(k.key, format!("{k}{at}")).into()
                     }
+                    None => e,
                 })?;
             for ((key, m, selected), old) in keys.into_iter().zip(stored) {
                 let rec = match old {
@@ -380,15 +378,14 @@ fn peak_rss(records: &[RunRecord], dir: &std::path::Path) -> Option<f64> {
 
 /// "faps (inner=fixed;inner_steps=5)" or "ssi".
 pub fn describe(key: &RunKey) -> String {
-    crate::manifest::label_with_variant(&key.label, &key.params)
+    crate::spec::label_with_variant(&key.label, &key.params)
 }
 
 /// Two metrics for log lines: the stop rule's target metric first, then the family's first
 /// lower-is-better ones: "stationarity 4.9e-5, recon 6.2e0".
 fn headline(exp: &Experiment, row: &TraceRow) -> String {
     let target = exp.stop.target.as_ref().map(|t| t.metric.as_str());
-    let rest = exp
-        .kind
+    let rest = crate::problem::family(exp.kind)
         .metrics()
         .iter()
         .filter(|m| m.lower_is_better && Some(m.name) != target)
@@ -603,8 +600,7 @@ fn unstarted(
         key.point,
         describe(&key)
     ));
-    let metrics = exp
-        .kind
+    let metrics = crate::problem::family(exp.kind)
         .metrics()
         .iter()
         .map(|d| (d.name.to_string(), f64::NAN))
@@ -635,8 +631,7 @@ fn unstarted(
 }
 
 fn row(exp: &Experiment, inner: f64, seconds: f64, c: &Counters, values: &[f64]) -> TraceRow {
-    let metrics: BTreeMap<String, f64> = exp
-        .kind
+    let metrics: BTreeMap<String, f64> = crate::problem::family(exp.kind)
         .metrics()
         .iter()
         .zip(values)

@@ -12,9 +12,10 @@ use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::fed::mpi::{clients_of, Command, Ended, MpiNetwork, Reply, Worker};
 use crate::fed::{Message, RunNetwork};
-use crate::manifest::{self, Experiment, MethodSpec, Point};
 use crate::methods::{registry, Server};
+use crate::plan;
 use crate::problem;
+use crate::spec::{Experiment, MethodSpec, Point};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -83,11 +84,17 @@ impl Held {
     /// Build this rank's share of `job`'s data ([`problem::share`]): the columns its clients
     /// need for every method of the manifest, not the reference solution.
     fn load(job: &Job, opts: &Options, rank: i32, ranks: i32) -> Result<Self> {
-        let exp = manifest::load(&job.manifest, &job.profile)?;
+        let exp = plan::load(&job.manifest, &job.profile)?;
         let point = find_point(&exp, &job.point)?;
         let cache = MatrixCache::new(&opts.cache_dir);
         let pick = |sizes: &[usize]| columns_needed(&exp, sizes, rank, ranks);
-        let share = problem::share(point, job.seed, &cache, &opts.data_dir, &pick)?;
+        let share = problem::family(point.problem.kind).share(
+            point,
+            job.seed,
+            &cache,
+            &opts.data_dir,
+            &pick,
+        )?;
         Ok(Self {
             key: key_of(job),
             lo: share.lo,

@@ -2,7 +2,7 @@
 //! experiment resumes where it stopped. serde_json's `float_roundtrip` feature is what makes a
 //! loaded run print the same CSV as a fresh one (its default parser can be 1 ulp off).
 
-use crate::manifest::LEAK_ERR;
+use crate::spec::LEAK_ERR;
 use crate::util::atomic_write;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};

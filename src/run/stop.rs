@@ -1,8 +1,8 @@
 //! Stopping rules, applied by the runner identically to every method.
 
-use crate::manifest::StopSpec;
 use crate::methods::StepInfo;
-use crate::problem::Kind;
+use crate::spec::Kind;
+use crate::spec::StopSpec;
 
 /// Why a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,12 +59,12 @@ pub struct StopRule<'a> {
 impl<'a> StopRule<'a> {
     pub fn new(spec: &'a StopSpec, kind: Kind) -> Self {
         let target = spec.target.as_ref().map(|t| {
-            let i = kind
+            let i = crate::problem::family(kind)
                 .metrics()
                 .iter()
                 .position(|m| m.name == t.metric)
                 .expect("validated: the target names a metric of the family");
-            (i, kind.metrics()[i].lower_is_better)
+            (i, crate::problem::family(kind).metrics()[i].lower_is_better)
         });
         Self {
             spec,

@@ -115,7 +115,7 @@ enum Node<'a> {
 
 /// Knows the file, its parsed (spanned) document and the active profile; turns key paths into
 /// located errors. Every error the module emits goes through here.
-pub(crate) struct Locator {
+pub struct Locator {
     file: PathBuf,
     text: String,
     doc: toml_edit::Document<String>,
@@ -132,7 +132,7 @@ enum Origin {
 }
 
 impl Locator {
-    pub(crate) fn parse(file: &Path, text: String, profile: &str) -> Result<Self, ManifestError> {
+    pub fn parse(file: &Path, text: String, profile: &str) -> Result<Self, ManifestError> {
         match toml_edit::Document::parse(text.clone()) {
             Ok(doc) => Ok(Locator {
                 file: file.to_path_buf(),
@@ -156,7 +156,7 @@ impl Locator {
         }
     }
 
-    pub(crate) fn doc(&self) -> &toml_edit::Document<String> {
+    pub fn doc(&self) -> &toml_edit::Document<String> {
         &self.doc
     }
 
@@ -239,7 +239,7 @@ impl Locator {
     }
 
     /// A located error about `key_path`.
-    pub(crate) fn error(&self, key_path: &str, msg: impl std::fmt::Display) -> ManifestError {
+    pub fn error(&self, key_path: &str, msg: impl std::fmt::Display) -> ManifestError {
         let segs = parse_path(key_path);
         let (_, line) = self.locate(&segs);
         ManifestError {
@@ -253,7 +253,7 @@ impl Locator {
 
     /// An error about a relation between keys (e.g. p <= n): name the key whose value was set
     /// last (sweep, then profile, then base), since that is the one the user just changed.
-    pub(crate) fn blame(&self, keys: &[&str], msg: impl std::fmt::Display) -> ManifestError {
+    pub fn blame(&self, keys: &[&str], msg: impl std::fmt::Display) -> ManifestError {
         let key = keys
             .iter()
             .min_by_key(|k| self.locate(&parse_path(k)).0)
@@ -263,7 +263,7 @@ impl Locator {
     }
 
     /// An error that concerns the file as a whole.
-    pub(crate) fn file_error(&self, msg: impl std::fmt::Display) -> ManifestError {
+    pub fn file_error(&self, msg: impl std::fmt::Display) -> ManifestError {
         ManifestError {
             file: self.file.clone(),
             line: None,

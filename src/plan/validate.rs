@@ -5,32 +5,13 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::locate::Locator;
-use super::schema::{
-    DataSpec, Generator, Preprocess, RawManifest, RawPoint, Scheme, Spectrum, KKT_ABS, LEAK_ABS,
-    LEAK_ERR,
-};
-use super::{ManifestError, MethodSpec, Point};
 use crate::methods::registry;
-use crate::problem::Kind;
+use crate::spec::{
+    plain_name, quoted, DataSpec, Generator, Kind, Locator, ManifestError, MethodSpec, Point,
+    Preprocess, RawManifest, RawPoint, Scheme, Spectrum, KKT_ABS, LEAK_ABS, LEAK_ERR,
+};
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
-
-/// A name that becomes a folder under --results (paper, id, profile): letters, digits, `_`, `-`
-/// and inner dots only, so no value can lead outside the results folder.
-pub(crate) fn plain_name(name: &str) -> std::result::Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err("it names a folder under the results root: expected 1 to 100 letters, digits, `_`, `-` or `.`, not starting with `.`".into())
-    }
-}
 
 /// Checks on everything outside the sweepable sections.
 pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> Result {
@@ -139,7 +120,7 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
 
     let mut stems = HashSet::new();
     for (i, plot) in raw.plots.iter().enumerate() {
-        if plot.kind == super::schema::PlotKind::RoundsToTarget
+        if plot.kind == crate::spec::PlotKind::RoundsToTarget
             && !plot.target.is_some_and(|t| t.is_finite() && t > 0.0)
         {
             return Err(loc.error(
@@ -331,7 +312,7 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             "n·m = {n}·{m} entries exceeds {MAX_ENTRIES} (8 TiB of f64): no machine holds this matrix{at}"
         )));
     }
-    let robust = d.generator == super::schema::Generator::Robust;
+    let robust = d.generator == crate::spec::Generator::Robust;
     if (pt.problem.kind == Kind::Robust) != robust {
         return Err(loc.error(
             "problem.kind",
@@ -354,7 +335,7 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
         }
     }
     let eigvec = pt.problem.kind == Kind::Eigvec;
-    let eigengap = d.generator == super::schema::Generator::Eigengap;
+    let eigengap = d.generator == crate::spec::Generator::Eigengap;
     let real = matches!(d.generator, Generator::Dataset | Generator::File);
     if eigengap != eigvec && !(eigvec && real) {
         return Err(loc.error(
@@ -388,7 +369,7 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
         return check_eigengap(pt, loc, at);
     }
     let sparse = pt.problem.kind == Kind::Sparse;
-    let spiked = d.generator == super::schema::Generator::Spiked;
+    let spiked = d.generator == crate::spec::Generator::Spiked;
     if spiked && !sparse {
         return Err(loc.error(
             "problem.kind",
@@ -398,10 +379,10 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     if sparse
         && !matches!(
             d.generator,
-            super::schema::Generator::Spiked
-                | super::schema::Generator::Dataset
-                | super::schema::Generator::File
-                | super::schema::Generator::Svd
+            crate::spec::Generator::Spiked
+                | crate::spec::Generator::Dataset
+                | crate::spec::Generator::File
+                | crate::spec::Generator::Svd
         )
     {
         return Err(loc.error(
@@ -465,7 +446,7 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     if spiked {
         return check_spiked(pt, loc, at);
     }
-    if d.generator == super::schema::Generator::Dataset {
+    if d.generator == crate::spec::Generator::Dataset {
         return check_dataset(pt, loc, at);
     }
     if d.generator == Generator::File {
@@ -661,14 +642,6 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
     Ok(())
 }
 
-pub(crate) fn quoted(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// A dataset point: the name must be known, the generator-only keys absent; n and m are checked
 /// against the file when it is loaded.
 fn check_dataset(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
@@ -735,7 +708,7 @@ fn check_file(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             ));
         }
     }
-    if crate::data::own::file_format(d) == Some(super::schema::FileFormat::Libsvm) {
+    if crate::data::own::file_format(d) == Some(crate::spec::FileFormat::Libsvm) {
         if let Some(step) = d.preprocess.iter().find(|s| **s != Preprocess::UnitTop) {
             return Err(loc.error(
                 "data.preprocess",
@@ -789,7 +762,10 @@ pub(crate) fn check_family(
             }
             continue;
         };
-        if !kind.runs(entry.family) {
+        if !crate::problem::family(kind)
+            .takes_methods_of()
+            .contains(&entry.family)
+        {
             return Err(loc.error(
                 &at("name"),
                 format!(
@@ -818,7 +794,11 @@ pub(crate) fn check_family(
         m.resolved = (entry.check)(&m.params)
             .map_err(|e| loc.error(&at(&format!("params.{}", e.key)), e.msg))?;
     }
-    let names: Vec<&str> = kind.metrics().iter().map(|m| m.name).collect();
+    let names: Vec<&str> = crate::problem::family(kind)
+        .metrics()
+        .iter()
+        .map(|m| m.name)
+        .collect();
     let unscaled = raw.attack.as_ref().is_some_and(|a| a.unscaled);
     let attack_names: &[&str] = if unscaled {
         &[LEAK_ERR, KKT_ABS, LEAK_ABS]
@@ -845,7 +825,7 @@ pub(crate) fn check_family(
     if let Some(t) = &raw.stop.target {
         metric("stop.target.metric", &t.metric, false)?;
         // Metrics drawn on a log scale are positive: a target below 0 is never reached.
-        if kind.metric(&t.metric).is_some_and(|m| m.log) && t.value < 0.0 {
+        if crate::problem::metric(kind, &t.metric).is_some_and(|m| m.log) && t.value < 0.0 {
             return Err(loc.error(
                 "stop.target.value",
                 format!(
@@ -856,39 +836,42 @@ pub(crate) fn check_family(
         }
     }
     for (i, plot) in raw.plots.iter().enumerate() {
-        if plot.kind == super::schema::PlotKind::Final && plot.params.is_empty() {
+        if plot.kind == crate::spec::PlotKind::Final && plot.params.is_empty() {
             return Err(loc.error(
                 &format!("plots[{i}].params"),
                 "kind = \"final\" needs params = [the method parameters on the x axis]".to_string(),
             ));
         }
-        if plot.kind == super::schema::PlotKind::Spectrum {
+        if plot.kind == crate::spec::PlotKind::Spectrum {
             if let Some((j, bad)) = plot
                 .also
                 .iter()
                 .enumerate()
-                .find(|(_, a)| !kind.spectra().contains(&a.as_str()))
+                .find(|(_, a)| !crate::problem::family(kind).spectra().contains(&a.as_str()))
             {
                 return Err(loc.error(
                     &format!("plots[{i}].also[{j}]"),
                     format!(
                         "{bad:?} is not a spectrum of the `{kind}` family: expected one of {}",
-                        quoted(kind.spectra())
+                        quoted(crate::problem::family(kind).spectra())
                     ),
                 ));
             }
-            if !kind.spectra().contains(&plot.y.as_str()) {
+            if !crate::problem::family(kind)
+                .spectra()
+                .contains(&plot.y.as_str())
+            {
                 return Err(loc.error(
                     &format!("plots[{i}].y"),
                     format!(
                         "kind = \"spectrum\" draws a spectrum of the `{kind}` family: expected one of {}",
-                        quoted(kind.spectra())
+                        quoted(crate::problem::family(kind).spectra())
                     ),
                 ));
             }
             continue;
         }
-        if plot.kind == super::schema::PlotKind::Heatmap {
+        if plot.kind == crate::spec::PlotKind::Heatmap {
             let swept: Vec<&String> = raw.sweep.keys().collect();
             if plot.grid.len() != 2 || plot.grid.iter().any(|g| !swept.contains(&g)) {
                 return Err(loc.error(

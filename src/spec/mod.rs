@@ -1,14 +1,17 @@
-//! Experiment manifests: one TOML file per paper table or figure (experiments/<paper>/<id>.toml).
+//! Experiment manifests: one TOML file per paper table or figure (experiments/<paper>/<id>.toml),
+//! their types and their reading. The lowest floor: nothing here knows a method, a family's
+//! metrics or a data file (the checks that need them, and the loading that runs them, are in
+//! [`crate::plan`]).
 //!
-//! Loading = parse → overlay the chosen profile → deserialize (serde, unknown keys rejected) →
-//! semantic checks → expand the sweep into points and list-valued method params into variants.
-//! Every error names the file, the line and the key, because a manifest is edited by hand and
-//! "invalid type" alone sends the user hunting.
+//! Reading = parse → overlay the chosen profile → deserialize (serde, unknown keys rejected) →
+//! expand the sweep into points and list-valued method params into variants. Every error names
+//! the file, the line and the key, because a manifest is edited by hand and "invalid type" alone
+//! sends the user hunting.
 
 mod locate;
 mod merge;
+mod names;
 mod schema;
-mod validate;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,13 +22,15 @@ use sha2::{Digest, Sha256};
 
 pub(crate) use merge::fmt_value;
 
-use locate::{format_path, parse_path, Locator, Seg};
-use schema::{RawManifest, RawPoint, SWEEPABLE};
+use locate::{format_path, parse_path, Seg};
 
+pub use locate::Locator;
+pub use names::{plain_name, quoted};
 pub use schema::{
-    AttackSpec, ClaimSpec, DataSpec, DataSplit, FileFormat, FilePaths, Generator, Magnitude, Noise,
-    Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Scheme,
-    Spectrum, StopSpec, Target, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
+    AttackSpec, ClaimSpec, DataSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude,
+    Noise, Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec,
+    RawManifest, RawPoint, Scheme, Spectrum, StopSpec, Target, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
+    SWEEPABLE,
 };
 
 /// A manifest loaded with one profile, ready to run.
@@ -46,7 +51,7 @@ pub struct Experiment {
     /// One per sweep combination; exactly one when there is no sweep.
     pub points: Vec<Point>,
     /// The problem family of every point.
-    pub kind: crate::problem::Kind,
+    pub kind: Kind,
     /// One per method variant (list-valued params expanded), in file order then variant order.
     pub methods: Vec<MethodSpec>,
     pub stop: StopSpec,
@@ -253,7 +258,7 @@ fn default_paper(path: &Path) -> String {
     path.parent()
         .and_then(|p| p.file_name())
         .and_then(|n| n.to_str())
-        .filter(|n| validate::plain_name(n).is_ok())
+        .filter(|n| plain_name(n).is_ok())
         .unwrap_or("own")
         .to_string()
 }
@@ -277,8 +282,19 @@ pub fn profile_names(path: &Path) -> Result<Vec<String>, ManifestError> {
     }
 }
 
-/// Load `path` with `profile` overlaid.
-pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
+/// A manifest read with one profile overlaid and deserialized: what [`crate::plan`] checks and
+/// expands into an [`Experiment`].
+pub struct Parsed {
+    pub path: PathBuf,
+    pub profile: String,
+    hash: String,
+    text: String,
+    pub loc: Locator,
+    pub raw: RawManifest,
+}
+
+/// Read `path` with `profile` overlaid.
+pub fn parse(path: &Path, profile: &str) -> Result<Parsed, ManifestError> {
     let (text, hash) = read(path)?;
     let loc = Locator::parse(path, text.clone(), profile)?;
     let mut base: toml::Table = toml::from_str(&text)
@@ -315,13 +331,13 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         } else {
             format!(
                 "unknown profile `{profile}`: this manifest defines {}",
-                validate::quoted(&names)
+                quoted(&names)
             )
         };
         return Err(loc.error("profiles", msg));
     };
     let pkey = format_path(&[Seg::Key("profiles".into()), Seg::Key(profile.into())]);
-    if let Err(why) = validate::plain_name(profile) {
+    if let Err(why) = plain_name(profile) {
         return Err(loc.error(&pkey, format!("profile name {profile:?}: {why}")));
     }
     let Some(overlay) = overlay.as_table() else {
@@ -340,78 +356,55 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
 
     let mut raw: RawManifest = deserialize(base, &loc, "")?;
     raw.paper.get_or_insert_with(|| default_paper(path));
-    validate::check_manifest(&raw, path, &loc)?;
-
-    // A manifest's own data files lie relative to its folder, not to the working directory.
-    let base = path.parent().unwrap_or(Path::new(""));
-    let points = expand_points(&raw, &loc, base)?;
-    let mut methods = expand_methods(&raw, &loc)?;
-    let kind = validate::check_family(&raw, &points, &mut methods, &loc)?;
-    validate::check_paper_points(&raw, &points, profile, &loc)?;
-    if !raw.looser_tolerances.is_empty() && kind != crate::problem::Kind::Subspace {
-        return Err(loc.error(
-            "looser_tolerances",
-            format!("looser tolerances are read off the subspace family's traces only (this manifest's family: {})", kind.as_str()),
-        ));
-    }
-
-    Ok(Experiment {
+    Ok(Parsed {
         path: path.to_path_buf(),
         profile: profile.to_string(),
         hash,
-        id: raw.id.clone(),
-        paper: raw.paper.unwrap_or_default(),
-        paper_file: raw.paper_file,
-        title: raw.title.clone().unwrap_or_else(|| raw.id.clone()),
-        reproduces: raw.reproduces,
-        description: raw.description,
-        seed: raw.seed,
-        repeats: raw.repeats,
-        points,
-        kind,
-        methods,
-        stop: raw.stop,
-        plots: if raw.plots.is_empty() {
-            default_plots(kind)
-        } else {
-            raw.plots
-        },
-        paper_results: raw.paper_results,
-        attack: raw.attack,
-        claims: raw.claims,
-        table_metrics: raw.table_metrics,
-        looser_tolerances: raw.looser_tolerances,
-        source: Source(text),
+        text,
+        loc,
+        raw,
     })
 }
 
-/// Figures of a manifest without `[[plots]]`: the family's first lower-is-better metric against
-/// rounds and against the bytes sent, the two axes a federated method is judged on.
-fn default_plots(kind: crate::problem::Kind) -> Vec<PlotSpec> {
-    let Some(m) = kind.metrics().iter().find(|m| m.lower_is_better) else {
-        return Vec::new();
-    };
-    [
-        (XAxis::Rounds, "convergence", "rounds"),
-        (XAxis::Bytes, "communication", "bytes sent"),
-    ]
-    .into_iter()
-    .map(|(x, stem, per)| PlotSpec {
-        file: format!("{stem}_{}", m.name),
-        kind: PlotKind::Line,
-        x,
-        y: m.name.to_string(),
-        also: Vec::new(),
-        target: None,
-        log_y: m.log,
-        title: Some(format!("{} against {per}", m.short)),
-        grid: Vec::new(),
-        mark_x: None,
-        mark_y: None,
-        mark_label: None,
-        params: Vec::new(),
-    })
-    .collect()
+impl Parsed {
+    /// The experiment of checked and expanded parts.
+    pub fn finish(
+        self,
+        points: Vec<Point>,
+        kind: Kind,
+        methods: Vec<MethodSpec>,
+        default_plots: Vec<PlotSpec>,
+    ) -> Experiment {
+        let raw = self.raw;
+        Experiment {
+            path: self.path,
+            profile: self.profile,
+            hash: self.hash,
+            id: raw.id.clone(),
+            paper: raw.paper.unwrap_or_default(),
+            paper_file: raw.paper_file,
+            title: raw.title.clone().unwrap_or_else(|| raw.id.clone()),
+            reproduces: raw.reproduces,
+            description: raw.description,
+            seed: raw.seed,
+            repeats: raw.repeats,
+            points,
+            kind,
+            methods,
+            stop: raw.stop,
+            plots: if raw.plots.is_empty() {
+                default_plots
+            } else {
+                raw.plots
+            },
+            paper_results: raw.paper_results,
+            attack: raw.attack,
+            claims: raw.claims,
+            table_metrics: raw.table_metrics,
+            looser_tolerances: raw.looser_tolerances,
+            source: Source(self.text),
+        }
+    }
 }
 
 /// serde with the failing key path recovered (serde_path_to_error) and located in the file.
@@ -462,12 +455,31 @@ pub(crate) fn label_names<S: AsRef<str>>(keys: &[S]) -> Vec<String> {
         .collect()
 }
 
-/// One Point per combination of the (merged) sweep; sweep keys sorted, first key outermost.
-fn expand_points(
-    raw: &RawManifest,
-    loc: &Locator,
-    base: &Path,
-) -> Result<Vec<Point>, ManifestError> {
+/// One sweep point as deserialized, before [`crate::plan`] resolves its own data file and checks
+/// it.
+pub struct SweptPoint {
+    /// As [`Point::label`].
+    pub label: String,
+    /// As [`Point::coords`].
+    pub coords: Vec<(String, toml::Value)>,
+    pub raw: RawPoint,
+    /// " (sweep point <label>)", or "" without a sweep: the suffix of this point's errors.
+    pub at: String,
+}
+
+impl Parsed {
+    /// One point per combination of the (merged) sweep; sweep keys sorted, first key outermost.
+    pub fn sweep_points(&self) -> Result<Vec<SweptPoint>, ManifestError> {
+        expand_points(&self.raw, &self.loc)
+    }
+
+    /// One MethodSpec per parameter variant.
+    pub fn method_variants(&self) -> Result<Vec<MethodSpec>, ManifestError> {
+        expand_methods(&self.raw, &self.loc)
+    }
+}
+
+fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<SweptPoint>, ManifestError> {
     // The sweepable sections as they stand after the profile overlay.
     let mut section = toml::Table::new();
     for (s, t) in SWEEPABLE
@@ -489,7 +501,7 @@ fn expand_points(
         if !sweepable {
             return Err(loc.error(&skey, format!(
                 "`{k}` cannot be swept: sweep keys are `section.key` with section one of {} (e.g. \"data.n\")",
-                validate::quoted(&SWEEPABLE)
+                quoted(&SWEEPABLE)
             )));
         }
         let Some(list) = raw.sweep[*k].as_array() else {
@@ -546,8 +558,6 @@ fn expand_points(
         merge::product(&lists)
     };
     let mut points = Vec::new();
-    // Sweep points sharing one file read and hash it once.
-    let mut resolved: Vec<(DataSpec, DataSpec)> = Vec::new();
     for combo in combos {
         let mut table = section.clone();
         for (segs, v) in paths.iter().zip(&combo) {
@@ -566,28 +576,12 @@ fn expand_points(
             format!(" (sweep point {label})")
         };
         file_defaults(&mut table, loc, &at)?;
-        let mut pt: RawPoint = deserialize(table, loc, &at)?;
-        if pt.data.generator == Generator::File {
-            if let Some((_, done)) = resolved.iter().find(|(raw, _)| *raw == pt.data) {
-                pt.data = done.clone();
-            } else {
-                let raw = pt.data.clone();
-                crate::data::own::resolve(&mut pt.data, base)
-                    .map_err(|k| loc.error(k.key, format!("{}{at}", k.message)))?;
-                resolved.push((raw, pt.data.clone()));
-            }
-        }
-        validate::check_point(&pt, loc, &at)?;
-        // A robust problem's rank bound defaults to the planted rank.
-        if pt.problem.p == 0 {
-            pt.problem.p = pt.data.rank.unwrap_or(0);
-        }
-        points.push(Point {
+        let raw: RawPoint = deserialize(table, loc, &at)?;
+        points.push(SweptPoint {
             label,
             coords: keys.iter().map(|k| (*k).clone()).zip(combo).collect(),
-            data: pt.data,
-            partition: pt.partition,
-            problem: pt.problem,
+            raw,
+            at,
         });
     }
     Ok(points)

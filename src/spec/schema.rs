@@ -5,12 +5,47 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::problem::Kind;
+/// The problem families (`[problem] kind = "..."`); what each one is and does lives in
+/// [`crate::problem`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The p-dimensional dominant left singular subspace of A (FAPS, SSI, LocalPower).
+    #[default]
+    Subspace,
+    /// Low rank plus sparse, M = L + S (DCF-PCA, CF-PCA, APGM, inexact ALM).
+    Robust,
+    /// Sparse loadings: r directions of large variance with few non-zero weights (FSSPCA,
+    /// FASPCA, PCA as the dense baseline).
+    Sparse,
+    /// The leading eigenvector of the sample covariance, on the unit sphere (CEDRE and its
+    /// baselines).
+    Eigvec,
+}
+
+impl Kind {
+    pub const ALL: &'static [Kind] = &[Kind::Subspace, Kind::Robust, Kind::Sparse, Kind::Eigvec];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Subspace => "subspace",
+            Kind::Robust => "robust",
+            Kind::Sparse => "sparse",
+            Kind::Eigvec => "eigvec",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The whole manifest after the profile overlay, before sweep/param expansion.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RawManifest {
+pub struct RawManifest {
     pub id: String,
     // Only id, data, partition, problem and methods are required: a researcher's own
     // experiment (a "minimal manifest") reproduces no paper. Defaults are filled in by load().
@@ -91,18 +126,18 @@ fn yes() -> bool {
 /// The part of the manifest a sweep may vary: deserialized once per sweep point.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RawPoint {
+pub struct RawPoint {
     pub data: DataSpec,
     pub partition: PartitionSpec,
     pub problem: ProblemSpec,
 }
 
 /// Sections whose keys may appear in `[sweep]`.
-pub(crate) const SWEEPABLE: [&str; 3] = ["data", "partition", "problem"];
+pub const SWEEPABLE: [&str; 3] = ["data", "partition", "problem"];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RawMethod {
+pub struct RawMethod {
     pub name: String,
     #[serde(default)]
     pub label: Option<String>,

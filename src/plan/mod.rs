@@ -1,0 +1,93 @@
+//! From a manifest to an experiment ready to run: the one room where the manifest's types
+//! ([`crate::spec`]), the method registry, the problem families, the data catalogue and the
+//! attack meet. [`load`] reads a manifest with one profile, resolves its own data files and runs
+//! every check that needs more than the schema, so a run never starts on a manifest that cannot
+//! finish.
+
+mod validate;
+
+use std::path::Path;
+
+use crate::data::own;
+use crate::problem::family;
+use crate::spec::{
+    self, DataSpec, Experiment, Kind, ManifestError, PlotKind, PlotSpec, Point, XAxis,
+};
+
+/// Load `path` with `profile` overlaid, checked and expanded.
+pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
+    let parsed = spec::parse(path, profile)?;
+    let (raw, loc) = (&parsed.raw, &parsed.loc);
+    validate::check_manifest(raw, path, loc)?;
+
+    // A manifest's own data files lie relative to its folder, not to the working directory.
+    let base = path.parent().unwrap_or(Path::new(""));
+    let mut points = Vec::new();
+    // Sweep points sharing one file read and hash it once.
+    let mut resolved: Vec<(DataSpec, DataSpec)> = Vec::new();
+    for swept in parsed.sweep_points()? {
+        let (mut pt, at) = (swept.raw, swept.at);
+        if pt.data.generator == spec::Generator::File {
+            if let Some((_, done)) = resolved.iter().find(|(raw, _)| *raw == pt.data) {
+                pt.data = done.clone();
+            } else {
+                let raw = pt.data.clone();
+                own::resolve(&mut pt.data, base)
+                    .map_err(|k| loc.error(k.key, format!("{}{at}", k.message)))?;
+                resolved.push((raw, pt.data.clone()));
+            }
+        }
+        validate::check_point(&pt, loc, &at)?;
+        // A robust problem's rank bound defaults to the planted rank.
+        if pt.problem.p == 0 {
+            pt.problem.p = pt.data.rank.unwrap_or(0);
+        }
+        points.push(Point {
+            label: swept.label,
+            coords: swept.coords,
+            data: pt.data,
+            partition: pt.partition,
+            problem: pt.problem,
+        });
+    }
+    let mut methods = parsed.method_variants()?;
+    let kind = validate::check_family(raw, &points, &mut methods, loc)?;
+    validate::check_paper_points(raw, &points, profile, loc)?;
+    if !raw.looser_tolerances.is_empty() && kind != Kind::Subspace {
+        return Err(loc.error(
+            "looser_tolerances",
+            format!("looser tolerances are read off the subspace family's traces only (this manifest's family: {})", kind.as_str()),
+        ));
+    }
+    let plots = default_plots(kind);
+    Ok(parsed.finish(points, kind, methods, plots))
+}
+
+/// Figures of a manifest without `[[plots]]`: the family's first lower-is-better metric against
+/// rounds and against the bytes sent, the two axes a federated method is judged on.
+fn default_plots(kind: Kind) -> Vec<PlotSpec> {
+    let Some(m) = family(kind).metrics().iter().find(|m| m.lower_is_better) else {
+        return Vec::new();
+    };
+    [
+        (XAxis::Rounds, "convergence", "rounds"),
+        (XAxis::Bytes, "communication", "bytes sent"),
+    ]
+    .into_iter()
+    .map(|(x, stem, per)| PlotSpec {
+        file: format!("{stem}_{}", m.name),
+        kind: PlotKind::Line,
+        x,
+        y: m.name.to_string(),
+        also: Vec::new(),
+        target: None,
+        log_y: m.log,
+        title: Some(format!("{} against {per}", m.short)),
+        grid: Vec::new(),
+        mark_x: None,
+        mark_y: None,
+        mark_label: None,
+        params: Vec::new(),
+    })
+    .collect()
+}

@@ -141,8 +141,16 @@ fn admm_attack(
     for _ in 0..rounds {
         m.step().unwrap();
     }
-    let resolved = (lookup(name).unwrap().check)(&p).unwrap();
-    let l = leak(name, &resolved, m.net.transcript().unwrap(), 0, rounds).unwrap();
+    let entry = lookup(name).unwrap();
+    let resolved = (entry.check)(&p).unwrap();
+    let l = leak(
+        entry.transcript,
+        &resolved,
+        m.net.transcript().unwrap(),
+        0,
+        rounds,
+    )
+    .unwrap();
     let a1 = common::even_blocks(s.a.view(), D)[0]
         .as_dense()
         .unwrap()

@@ -12,9 +12,10 @@
 
 pub mod admm;
 
-use crate::fed::Transcript;
+use crate::fed::{Shape, Transcript};
 use crate::linalg::fro2;
-use anyhow::{Context, Result};
+use crate::spec::Kind;
+use anyhow::{bail, Context, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use ndarray_linalg::JobSvd;
 use ndarray_linalg::SVDDC;
@@ -49,23 +50,17 @@ impl Leak {
     }
 }
 
-/// Whether [`leak`] can read `method`'s transcript: every subspace method's replies answer the
-/// broadcast (`y` for `z`); of the sparse ones, the consensus-ADMM methods of [`admm`], and
-/// DSSAL1 and federated ManPG, whose `y` answers the broadcast `z` as FAPS's and SSI's do.
-pub fn reads(method: &str, kind: crate::spec::Kind) -> bool {
-    match kind {
-        crate::spec::Kind::Subspace => true,
-        crate::spec::Kind::Sparse => {
-            matches!(method, "faspca" | "fsspca" | "dssal1" | "manpg")
-        }
-        _ => false,
-    }
+/// Whether [`leak`] can read a transcript of `shape` in a manifest of family `kind`: every
+/// shape but [`Shape::Opaque`], where the family's data is a matrix A whose A_iA_iᵀ the attack
+/// rebuilds (subspace and sparse PCA).
+pub fn reads(shape: Shape, kind: Kind) -> bool {
+    shape != Shape::Opaque && matches!(kind, Kind::Subspace | Kind::Sparse)
 }
 
-/// What the server learns from `client` under `method` (with its resolved parameters) in the
-/// first `max_rounds` rounds.
+/// What the server learns from `client` through a transcript of `shape` (with the method's
+/// resolved parameters) in the first `max_rounds` rounds.
 pub fn leak(
-    method: &str,
+    shape: Shape,
     params: &serde_json::Value,
     t: &Transcript,
     client: usize,
@@ -74,10 +69,11 @@ pub fn leak(
     fn parse<P: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Result<P> {
         serde_json::from_value(v.clone()).context("attack: the method's parameters")
     }
-    match method {
-        "faspca" => admm::faspca(t, client, &parse(params)?, max_rounds),
-        "fsspca" => admm::fsspca(t, client, &parse(params)?, max_rounds),
-        _ => Ok(Leak {
+    match shape {
+        Shape::AdmmFaspca => admm::faspca(t, client, &parse(params)?, max_rounds),
+        Shape::AdmmFsspca => admm::fsspca(t, client, &parse(params)?, max_rounds),
+        Shape::Opaque => bail!("the attack reads no opaque transcript"),
+        Shape::Answers => Ok(Leak {
             pairs: pairs(t, client)?
                 .into_iter()
                 .take(max_rounds)

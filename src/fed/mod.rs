@@ -22,7 +22,7 @@ mod transcript;
 
 pub use counters::{vectors, Counters};
 pub use message::{sum_part, sum_scalar, Message};
-pub use transcript::{Transcript, TranscriptRound};
+pub use transcript::{Shape, Transcript, TranscriptRound};
 
 use anyhow::Result;
 use rayon::prelude::*;

@@ -2,6 +2,21 @@
 
 use super::Message;
 
+/// What a method's transcript reveals of a client's data to the server: the shape the leakage
+/// attack reads, declared by each method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Nothing the attack reads.
+    Opaque,
+    /// Each reply's `y` = A_iA_iᵀz answers the `z` broadcast (or sent beside it): the subspace
+    /// methods, DSSAL1, federated ManPG.
+    Answers,
+    /// Consensus ADMM replying the normalised closed-form step `w` (FASPCA, Algorithm 7).
+    AdmmFaspca,
+    /// Consensus ADMM replying a stationary point `w` of its local problem (FSSPCA).
+    AdmmFsspca,
+}
+
 /// One round as the server saw it.
 pub struct TranscriptRound {
     pub broadcast: Message,

@@ -15,6 +15,7 @@ use crate::fed::{Client, Message};
 use crate::linalg::fro2;
 use crate::linalg::prox::soft_threshold_inplace;
 use crate::linalg::svd::{svt_factors, Svd};
+use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array2, ArrayView2, Zip};
 use serde::{Deserialize, Serialize};
@@ -99,6 +100,11 @@ impl super::Params for Params {
 }
 
 impl Method for Apgm {
+    const NAME: &'static str = "apgm";
+    const PAPER: &'static str = "Lin, Ganesh, Wright, Wu, Chen, Ma 2009";
+    const FAMILY: Kind = Kind::Robust;
+    const ABOUT: &'static str = "accelerated proximal gradient with continuation (lrslibrary APG)";
+    const CENTRALISED: bool = true;
     type Params = Params;
     fn server(p: &Params, _: ServerSetup) -> Result<Box<dyn Server>> {
         Ok(Box::new(ResidualServer::new(p.tol, p.max_iters)))

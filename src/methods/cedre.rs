@@ -44,6 +44,7 @@ use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
 use crate::linalg::sphere_step;
 use crate::seed;
+use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
@@ -136,6 +137,10 @@ impl super::Params for Params {
 }
 
 impl Method for Cedre {
+    const NAME: &'static str = "cedre";
+    const PAPER: &'static str = "Huang, Pan, Communication-Efficient Distributed PCA by Riemannian Optimization, Algorithm 1";
+    const FAMILY: Kind = Kind::Eigvec;
+    const ABOUT: &'static str = "CEDRE: variance-reduced local Riemannian steps between rounds, combined by sign-fixed average";
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

@@ -29,6 +29,7 @@ use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, Client, Message, Network};
 use crate::linalg::{cholesky_upper, sym_eig_desc};
+use crate::spec::Kind;
 use anyhow::{Context, Result};
 use ndarray::{Array2, ArrayView2};
 use ndarray_linalg::{Diag, SolveTriangular, UPLO};
@@ -204,6 +205,13 @@ impl Server for AdmmServer {
 pub struct ConsensusAdmm;
 
 impl Method for ConsensusAdmm {
+    const NAME: &'static str = "consensus_admm";
+    const PAPER: &'static str =
+        "consensus ADMM (X_i = Z splitting), the DSSAL1 spec's classic peer";
+    const FAMILY: Kind = Kind::Sparse;
+    const ABOUT: &'static str =
+        "consensus ADMM: unconstrained local X_i, server's Z-step on the Stiefel manifold by ManPG";
+    const NEEDS_MU: bool = true;
     type Params = Params;
     fn server(params: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
         Ok(Box::new(AdmmServer {

@@ -15,6 +15,7 @@ use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::fro2;
 use crate::linalg::gram_product::{add_a_times, t_times_dense, threshold_sum};
+use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array2, ArrayView2, ShapeBuilder, Zip};
@@ -169,6 +170,11 @@ impl<D> From<&Params<D>> for Settings {
 }
 
 impl Method for DcfPca {
+    const NAME: &'static str = "dcfpca";
+    const PAPER: &'static str = "Chu, Distributed Robust PCA, Algorithm 1";
+    const FAMILY: Kind = Kind::Robust;
+    const ABOUT: &'static str =
+        "DCF-PCA: consensus factorisation U V_iᵀ + S_i, K local steps per round";
     type Params = Params<DcfPca>;
     fn server(p: &Self::Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
         server(p.into(), setup)
@@ -179,6 +185,11 @@ impl Method for DcfPca {
 }
 
 impl Method for CfPca {
+    const NAME: &'static str = "cfpca";
+    const PAPER: &'static str = "Chu, Distributed Robust PCA, Algorithm 1 on one client";
+    const FAMILY: Kind = Kind::Robust;
+    const ABOUT: &'static str = "CF-PCA: DCF-PCA's factorisation, centralised";
+    const CENTRALISED: bool = true;
     type Params = Params<CfPca>;
     fn server(p: &Self::Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
         server(p.into(), setup)

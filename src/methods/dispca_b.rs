@@ -44,6 +44,7 @@ use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::{orth, sym_eig_desc};
 use crate::seed;
+use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ShapeBuilder};
 use rand::Rng;
@@ -81,6 +82,12 @@ impl super::Params for Params {
 }
 
 impl Method for DisPcaB {
+    const NAME: &'static str = "dispca_b";
+    const PAPER: &'static str =
+        "Boutsidis, Woodruff, Zhong, Optimal PCA in distributed and streaming models (STOC 2016)";
+    const FAMILY: Kind = Kind::Eigvec;
+    const ABOUT: &'static str =
+        "DisPCA-B: one shot, shared Gaussian sketch ÂΩ, then Rayleigh–Ritz on its range (2 rounds)";
     type Params = Params;
 
     fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

@@ -33,6 +33,7 @@ use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::svd::partial_svd;
+use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
@@ -68,6 +69,11 @@ impl super::Params for Params {
 }
 
 impl Method for DisPcaL {
+    const NAME: &'static str = "dispca_l";
+    const PAPER: &'static str =
+        "Liang, Balcan, Kanchanapally, Woodruff, Improved distributed PCA (NeurIPS 2014), disPCA";
+    const FAMILY: Kind = Kind::Eigvec;
+    const ABOUT: &'static str = "DisPCA-L: one shot, each machine sends its top t scaled singular vectors; SVD of the stack";
     type Params = Params;
 
     fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

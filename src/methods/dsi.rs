@@ -75,6 +75,7 @@ use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::svd::thin_svd;
+use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
 use serde::{Deserialize, Serialize};
@@ -149,6 +150,11 @@ impl super::Params for Params {
 }
 
 impl Method for Dsi {
+    const NAME: &'static str = "dsi";
+    const PAPER: &'static str =
+        "Garber, Shamir, Srebro (ICML 2017), distributed shift-and-invert; CEDRE paper's baseline";
+    const FAMILY: Kind = Kind::Eigvec;
+    const ABOUT: &'static str = "DSI: shift-and-invert power method, each solve by GD preconditioned on machine 1 (server relays)";
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

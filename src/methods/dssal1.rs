@@ -26,8 +26,10 @@
 use super::faps::{self, FapsClient, InnerRule};
 use super::manpg::{mu_of, prox_step};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::fed::Shape;
 use crate::fed::{sum_part, sum_scalar, Client, Message, Network};
 use crate::linalg::manifold::stiefel_retract_polar;
+use crate::spec::Kind;
 use anyhow::{bail, Result};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -183,6 +185,13 @@ impl Server for Dssal1Server {
 pub struct Dssal1;
 
 impl Method for Dssal1 {
+    const NAME: &'static str = "dssal1";
+    const PAPER: &'static str = "Wang, Liu, Zhang, A communication-efficient and privacy-aware distributed algorithm for sparse PCA (COAP 2023); spec dssal1.md";
+    const FAMILY: Kind = Kind::Sparse;
+    const ABOUT: &'static str =
+        "DSSAL1: FAPS's subspace splitting, ℓ1 kept by the server's ManPG step, masked messages";
+    const NEEDS_MU: bool = true;
+    const TRANSCRIPT: Shape = Shape::Answers;
     type Params = Params;
     fn server(params: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
         Ok(Box::new(Dssal1Server {

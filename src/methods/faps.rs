@@ -12,9 +12,11 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
+use crate::fed::Shape;
 use crate::fed::{sum_part, sum_scalar, Client, Message, Network};
 use crate::linalg::{fro2, orth};
 use crate::seed;
+use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
@@ -335,6 +337,11 @@ impl Server for FapsServer {
 pub struct Faps;
 
 impl Method for Faps {
+    const NAME: &'static str = "faps";
+    const PAPER: &'static str = "FAPS paper, Algorithm 1";
+    const FAMILY: Kind = Kind::Subspace;
+    const ABOUT: &'static str = "FAPS (Wang, Liu, Zhang): ADMM-like, projection splitting";
+    const TRANSCRIPT: Shape = Shape::Answers;
     type Params = Params;
     fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
         Ok(Box::new(FapsServer {

@@ -22,8 +22,10 @@
 //! vector (the paper: "a random normalized vector").
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use crate::fed::Shape;
 use crate::fed::{sum_part, Client, Message, Network};
 use crate::linalg::{fro2, prox::soft_threshold_inplace};
+use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::{concatenate, Array2, ArrayView2, Axis};
 use rand::Rng;
@@ -122,6 +124,13 @@ impl Params {
 }
 
 impl Method for Faspca {
+    const NAME: &'static str = "faspca";
+    const PAPER: &'static str =
+        "Ciou, Chen, Tseng, Lee, Federated Learning for Sparse PCA, Algorithms 6–7";
+    const FAMILY: Kind = Kind::Sparse;
+    const ABOUT: &'static str =
+        "FASPCA: consensus ADMM, closed-form projection-approximation worker step, deflation";
+    const TRANSCRIPT: Shape = Shape::AdmmFaspca;
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

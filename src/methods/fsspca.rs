@@ -72,6 +72,7 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
+use crate::fed::Shape;
 use crate::fed::{sum_part, Client, Message, Network};
 use crate::linalg::gram_product::gram_times_dense;
 use crate::linalg::manifold::{
@@ -81,6 +82,7 @@ use crate::linalg::manifold::{
 use crate::linalg::prox::{smooth_l1, smooth_l1_grad, soft_threshold};
 use crate::linalg::{fro2, orth, orth_with_r, to_f_order};
 use crate::seed;
+use crate::spec::Kind;
 use anyhow::{bail, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use rand_chacha::ChaCha8Rng;
@@ -247,6 +249,12 @@ impl Params {
 }
 
 impl Method for Fsspca {
+    const NAME: &'static str = "fsspca";
+    const PAPER: &'static str =
+        "Ciou, Chen, Tseng, Lee, Federated Learning for Sparse PCA, Algorithms 1–5";
+    const FAMILY: Kind = Kind::Sparse;
+    const ABOUT: &'static str = "FSSPCA: consensus ADMM on the Stiefel manifold, smoothed ℓ1 at workers, soft-threshold at the master";
+    const TRANSCRIPT: Shape = Shape::AdmmFsspca;
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

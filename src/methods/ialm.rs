@@ -13,6 +13,7 @@ use crate::linalg::krylov::{top_eigs, KrylovOptions};
 use crate::linalg::prox::soft_threshold_inplace;
 use crate::linalg::svd::{svt_factors, thin_svd, Svd};
 use crate::seed;
+use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::Rng;
@@ -78,6 +79,11 @@ impl super::Params for Params {
 }
 
 impl Method for Ialm {
+    const NAME: &'static str = "ialm";
+    const PAPER: &'static str = "Lin, Chen, Ma 2010";
+    const FAMILY: Kind = Kind::Robust;
+    const ABOUT: &'static str = "inexact augmented Lagrange multipliers (lrslibrary IALM)";
+    const CENTRALISED: bool = true;
     type Params = Params;
     fn server(p: &Params, _: ServerSetup) -> Result<Box<dyn Server>> {
         Ok(Box::new(ResidualServer::new(p.tol, p.max_iters)))

@@ -42,6 +42,7 @@ use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
+use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, ArrayView1, Axis};
 use serde::{Deserialize, Serialize};
@@ -90,6 +91,12 @@ impl super::Params for Params {
 }
 
 impl Method for Ilea {
+    const NAME: &'static str = "ilea";
+    const PAPER: &'static str =
+        "Saparbayeva, Zhang, Lin (NeurIPS 2018), ILEA; CEDRE paper's baseline";
+    const FAMILY: Kind = Kind::Eigvec;
+    const ABOUT: &'static str =
+        "ILEA: machine 1 minimises its gradient-corrected surrogate (Log map) each round";
     type Params = Params;
 
     fn server(_: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

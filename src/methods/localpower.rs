@@ -12,9 +12,11 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
+use crate::fed::Shape;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::orth;
 use crate::linalg::procrustes::{procrustes, sign_align};
+use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
@@ -198,6 +200,11 @@ impl Server for LocalPowerServer {
 pub struct LocalPower;
 
 impl Method for LocalPower {
+    const NAME: &'static str = "localpower";
+    const PAPER: &'static str = "Li, Wang, Chen, Zhang (ICML 2021), Algorithm 1";
+    const FAMILY: Kind = Kind::Subspace;
+    const ABOUT: &'static str = "LocalPower, Procrustes-aligned, decaying q";
+    const TRANSCRIPT: Shape = Shape::Answers;
     type Params = Params;
     fn server(params: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
         let sizes = setup.sizes;

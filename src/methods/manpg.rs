@@ -21,11 +21,13 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
+use crate::fed::Shape;
 use crate::fed::{sum_part, sum_scalar, Client, Message, Network};
 use crate::linalg::fro2;
 use crate::linalg::manifold::stiefel_retract_polar;
 use crate::linalg::stiefel_prox::stiefel_prox;
 use crate::seed;
+use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
@@ -332,6 +334,12 @@ impl Server for ManpgServer {
 pub struct Manpg;
 
 impl Method for Manpg {
+    const NAME: &'static str = "manpg";
+    const PAPER: &'static str = "Chen, Ma, So, Zhang, Proximal gradient method for nonsmooth optimization over the Stiefel manifold (SIOPT 2020)";
+    const FAMILY: Kind = Kind::Sparse;
+    const ABOUT: &'static str = "federated ManPG: clients send A_iA_iᵀZ, the server takes the ManPG step (Armijo, a round per trial)";
+    const NEEDS_MU: bool = true;
+    const TRANSCRIPT: Shape = Shape::Answers;
     type Params = Params;
     fn server(params: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {
         Ok(Box::new(ManpgServer {

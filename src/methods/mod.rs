@@ -31,7 +31,8 @@ pub mod rgd;
 pub mod ssi;
 
 use crate::data::matrix::Block;
-use crate::fed::{Client, Message, Network};
+use crate::fed::{Client, Message, Network, Shape};
+use crate::spec::Kind;
 use anyhow::Result;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
@@ -100,8 +101,23 @@ impl Params for NoParams {
     const DOCS: &'static [(&'static str, &'static str)] = &[];
 }
 
-/// A method: its parameter type and how its server and each client are built.
+/// A method: who it is, its parameter type and how its server and each client are built.
+/// [`registry::METHODS`] lists each with one line, reading everything else from here.
 pub trait Method {
+    /// The name a manifest gives it (`[[methods]] name = "..."`).
+    const NAME: &'static str;
+    /// The paper (or section) that defines it.
+    const PAPER: &'static str;
+    /// The problem family it solves.
+    const FAMILY: Kind;
+    /// One line on what it is.
+    const ABOUT: &'static str;
+    /// Runs on one client holding all the data; its rounds are iterations.
+    const CENTRALISED: bool = false;
+    /// Solves DSSAL1's model, so its manifests need `[problem] mu`.
+    const NEEDS_MU: bool = false;
+    /// What its transcript reveals to the server, for the leakage attack.
+    const TRANSCRIPT: Shape = Shape::Opaque;
     type Params: Params;
     fn server(params: &Self::Params, setup: ServerSetup) -> Result<Box<dyn Server>>;
     fn client<'a>(

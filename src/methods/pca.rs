@@ -5,6 +5,7 @@
 use super::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::sym_eig_desc;
+use crate::spec::Kind;
 use anyhow::{anyhow, Context, Result};
 use ndarray::{s, Array2};
 
@@ -12,6 +13,12 @@ use ndarray::{s, Array2};
 pub struct Pca;
 
 impl Method for Pca {
+    const NAME: &'static str = "pca";
+    const PAPER: &'static str = "dense PCA (the sparse PCA paper's Table 1 baseline)";
+    const FAMILY: Kind = Kind::Sparse;
+    const ABOUT: &'static str =
+        "PCA by dsyevd on one client: the dense loadings sparse methods are measured against";
+    const CENTRALISED: bool = true;
     type Params = NoParams;
 
     fn server(_: &NoParams, setup: ServerSetup) -> Result<Box<dyn Server>> {

@@ -1,4 +1,5 @@
-//! Method names → builders. A new method is a new file plus one line in [`METHODS`].
+//! Method names → builders. A new method is a new file (a type implementing [`Method`], its
+//! name, paper and family among its constants) plus one line in [`METHODS`].
 
 use super::StepInfo;
 use super::{
@@ -7,7 +8,7 @@ use super::{
     ServerSetup,
 };
 use crate::data::matrix::Block;
-use crate::fed::{Client, LocalNetwork, Message};
+use crate::fed::{Client, LocalNetwork, Message, Shape};
 use crate::spec::Kind;
 use anyhow::{Context, Result};
 
@@ -20,6 +21,10 @@ pub struct Entry {
     pub about: &'static str,
     /// Runs on one client holding all the data; its rounds are iterations.
     pub centralised: bool,
+    /// Needs `[problem] mu` (solves DSSAL1's model).
+    pub needs_mu: bool,
+    /// What its transcript reveals to the server, for the leakage attack.
+    pub transcript: Shape,
     /// Check a manifest's `params`; the resolved parameters, defaults included.
     pub check: fn(&toml::Table) -> std::result::Result<serde_json::Value, ParamError>,
     /// One line of meaning per parameter (its `Params::DOCS`).
@@ -49,19 +54,15 @@ pub struct Start<'s> {
     pub seed: u64,
 }
 
-const fn entry<M: Method>(
-    name: &'static str,
-    paper: &'static str,
-    family: Kind,
-    centralised: bool,
-    about: &'static str,
-) -> Entry {
+const fn entry<M: Method>() -> Entry {
     Entry {
-        name,
-        paper,
-        family,
-        about,
-        centralised,
+        name: M::NAME,
+        paper: M::PAPER,
+        family: M::FAMILY,
+        about: M::ABOUT,
+        centralised: M::CENTRALISED,
+        needs_mu: M::NEEDS_MU,
+        transcript: M::TRANSCRIPT,
         check: check::<M::Params>,
         docs: <M::Params as Params>::DOCS,
         fields: param_probe::fields::<M::Params>,
@@ -71,143 +72,26 @@ const fn entry<M: Method>(
 }
 
 pub const METHODS: &[Entry] = &[
-    entry::<ssi::Ssi>(
-        "ssi",
-        "FAPS paper, eq. (2)",
-        Kind::Subspace,
-        false,
-        "federated subspace iteration",
-    ),
-    entry::<faps::Faps>(
-        "faps",
-        "FAPS paper, Algorithm 1",
-        Kind::Subspace,
-        false,
-        "FAPS (Wang, Liu, Zhang): ADMM-like, projection splitting",
-    ),
-    entry::<localpower::LocalPower>(
-        "localpower",
-        "Li, Wang, Chen, Zhang (ICML 2021), Algorithm 1",
-        Kind::Subspace,
-        false,
-        "LocalPower, Procrustes-aligned, decaying q",
-    ),
-    entry::<dcfpca::DcfPca>(
-        "dcfpca",
-        "Chu, Distributed Robust PCA, Algorithm 1",
-        Kind::Robust,
-        false,
-        "DCF-PCA: consensus factorisation U V_iᵀ + S_i, K local steps per round",
-    ),
-    entry::<dcfpca::CfPca>(
-        "cfpca",
-        "Chu, Distributed Robust PCA, Algorithm 1 on one client",
-        Kind::Robust,
-        true,
-        "CF-PCA: DCF-PCA's factorisation, centralised",
-    ),
-    entry::<apgm::Apgm>(
-        "apgm",
-        "Lin, Ganesh, Wright, Wu, Chen, Ma 2009",
-        Kind::Robust,
-        true,
-        "accelerated proximal gradient with continuation (lrslibrary APG)",
-    ),
-    entry::<ialm::Ialm>(
-        "ialm",
-        "Lin, Chen, Ma 2010",
-        Kind::Robust,
-        true,
-        "inexact augmented Lagrange multipliers (lrslibrary IALM)",
-    ),
-    entry::<fsspca::Fsspca>(
-        "fsspca",
-        "Ciou, Chen, Tseng, Lee, Federated Learning for Sparse PCA, Algorithms 1–5",
-        Kind::Sparse,
-        false,
-        "FSSPCA: consensus ADMM on the Stiefel manifold, smoothed ℓ1 at workers, soft-threshold at the master",
-    ),
-    entry::<faspca::Faspca>(
-        "faspca",
-        "Ciou, Chen, Tseng, Lee, Federated Learning for Sparse PCA, Algorithms 6–7",
-        Kind::Sparse,
-        false,
-        "FASPCA: consensus ADMM, closed-form projection-approximation worker step, deflation",
-    ),
-    entry::<cedre::Cedre>(
-        "cedre",
-        "Huang, Pan, Communication-Efficient Distributed PCA by Riemannian Optimization, Algorithm 1",
-        Kind::Eigvec,
-        false,
-        "CEDRE: variance-reduced local Riemannian steps between rounds, combined by sign-fixed average",
-    ),
-    entry::<rgd::Rgd>(
-        "rgd",
-        "Huang, Pan (CEDRE paper) §6.1 baseline, after Zhang & Sra 2018",
-        Kind::Eigvec,
-        false,
-        "distributed accelerated Riemannian gradient descent, one product A_k y per round",
-    ),
-    entry::<dispca_l::DisPcaL>(
-        "dispca_l",
-        "Liang, Balcan, Kanchanapally, Woodruff, Improved distributed PCA (NeurIPS 2014), disPCA",
-        Kind::Eigvec,
-        false,
-        "DisPCA-L: one shot, each machine sends its top t scaled singular vectors; SVD of the stack",
-    ),
-    entry::<dispca_b::DisPcaB>(
-        "dispca_b",
-        "Boutsidis, Woodruff, Zhong, Optimal PCA in distributed and streaming models (STOC 2016)",
-        Kind::Eigvec,
-        false,
-        "DisPCA-B: one shot, shared Gaussian sketch ÂΩ, then Rayleigh–Ritz on its range (2 rounds)",
-    ),
-    entry::<dsi::Dsi>(
-        "dsi",
-        "Garber, Shamir, Srebro (ICML 2017), distributed shift-and-invert; CEDRE paper's baseline",
-        Kind::Eigvec,
-        false,
-        "DSI: shift-and-invert power method, each solve by GD preconditioned on machine 1 (server relays)",
-    ),
-    entry::<ilea::Ilea>(
-        "ilea",
-        "Saparbayeva, Zhang, Lin (NeurIPS 2018), ILEA; CEDRE paper's baseline",
-        Kind::Eigvec,
-        false,
-        "ILEA: machine 1 minimises its gradient-corrected surrogate (Log map) each round",
-    ),
-    entry::<pca::Pca>(
-        "pca",
-        "dense PCA (the sparse PCA paper's Table 1 baseline)",
-        Kind::Sparse,
-        true,
-        "PCA by dsyevd on one client: the dense loadings sparse methods are measured against",
-    ),
-    entry::<dssal1::Dssal1>(
-        "dssal1",
-        "Wang, Liu, Zhang, A communication-efficient and privacy-aware distributed algorithm for sparse PCA (COAP 2023); spec dssal1.md",
-        Kind::Sparse,
-        false,
-        "DSSAL1: FAPS's subspace splitting, ℓ1 kept by the server's ManPG step, masked messages",
-    ),
-    entry::<manpg::Manpg>(
-        "manpg",
-        "Chen, Ma, So, Zhang, Proximal gradient method for nonsmooth optimization over the Stiefel manifold (SIOPT 2020)",
-        Kind::Sparse,
-        false,
-        "federated ManPG: clients send A_iA_iᵀZ, the server takes the ManPG step (Armijo, a round per trial)",
-    ),
-    entry::<consensus_admm::ConsensusAdmm>(
-        "consensus_admm",
-        "consensus ADMM (X_i = Z splitting), the DSSAL1 spec's classic peer",
-        Kind::Sparse,
-        false,
-        "consensus ADMM: unconstrained local X_i, server's Z-step on the Stiefel manifold by ManPG",
-    ),
+    entry::<ssi::Ssi>(),
+    entry::<faps::Faps>(),
+    entry::<localpower::LocalPower>(),
+    entry::<dcfpca::DcfPca>(),
+    entry::<dcfpca::CfPca>(),
+    entry::<apgm::Apgm>(),
+    entry::<ialm::Ialm>(),
+    entry::<fsspca::Fsspca>(),
+    entry::<faspca::Faspca>(),
+    entry::<cedre::Cedre>(),
+    entry::<rgd::Rgd>(),
+    entry::<dispca_l::DisPcaL>(),
+    entry::<dispca_b::DisPcaB>(),
+    entry::<dsi::Dsi>(),
+    entry::<ilea::Ilea>(),
+    entry::<pca::Pca>(),
+    entry::<dssal1::Dssal1>(),
+    entry::<manpg::Manpg>(),
+    entry::<consensus_admm::ConsensusAdmm>(),
 ];
-
-/// Methods that solve DSSAL1's model and need `[problem] mu`.
-pub const NEEDS_MU: &[&str] = &["dssal1", "manpg", "consensus_admm"];
 
 /// Named by a paper's experiments but not implemented yet, with the issue that tracks each.
 pub const PLANNED: &[(&str, &str)] = &[];

@@ -22,6 +22,7 @@ use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project, sphere_retract};
+use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array1, Axis};
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,11 @@ impl super::Params for Params {
 }
 
 impl Method for Rgd {
+    const NAME: &'static str = "rgd";
+    const PAPER: &'static str = "Huang, Pan (CEDRE paper) §6.1 baseline, after Zhang & Sra 2018";
+    const FAMILY: Kind = Kind::Eigvec;
+    const ABOUT: &'static str =
+        "distributed accelerated Riemannian gradient descent, one product A_k y per round";
     type Params = Params;
 
     fn server(p: &Params, setup: ServerSetup) -> Result<Box<dyn Server>> {

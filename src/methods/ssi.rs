@@ -5,8 +5,10 @@
 
 use super::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
+use crate::fed::Shape;
 use crate::fed::{sum_part, Client, Message, Network};
 use crate::linalg::orth;
+use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::Array2;
 
@@ -43,6 +45,11 @@ impl Server for SsiServer {
 }
 
 impl Method for Ssi {
+    const NAME: &'static str = "ssi";
+    const PAPER: &'static str = "FAPS paper, eq. (2)";
+    const FAMILY: Kind = Kind::Subspace;
+    const ABOUT: &'static str = "federated subspace iteration";
+    const TRANSCRIPT: Shape = Shape::Answers;
     type Params = NoParams;
     fn server(_: &NoParams, setup: ServerSetup) -> Result<Box<dyn Server>> {
         Ok(Box::new(SsiServer {

@@ -774,7 +774,7 @@ pub(crate) fn check_family(
                 ),
             ));
         }
-        if registry::NEEDS_MU.contains(&entry.name) {
+        if entry.needs_mu {
             if let Some(pt) = points.iter().find(|p| p.problem.mu.is_none()) {
                 let at_point = if pt.label.is_empty() {
                     String::new()
@@ -963,18 +963,25 @@ pub(crate) fn check_family(
         ));
     }
     if raw.attack.is_some() {
-        if let Some((i, m)) = raw
-            .methods
-            .iter()
-            .enumerate()
-            .find(|(_, m)| !crate::attack::reads(&m.name, kind))
-        {
+        if let Some((i, m)) = raw.methods.iter().enumerate().find(|(_, m)| {
+            registry::lookup(&m.name).is_none_or(|e| !crate::attack::reads(e.transcript, kind))
+        }) {
+            let readable: Vec<&str> = registry::METHODS
+                .iter()
+                .filter(|e| crate::attack::reads(e.transcript, kind))
+                .map(|e| e.name)
+                .collect();
             return Err(loc.error(
                 &format!("methods[{i}].name"),
                 format!(
-                    "the leakage attack cannot read `{}`'s transcript (it reads every subspace \
-                     method's, and FASPCA's and FSSPCA's); drop [attack] or the method",
-                    m.name
+                    "the leakage attack cannot read `{}`'s transcript in a {kind} manifest (it \
+                     reads {}); drop [attack] or the method",
+                    m.name,
+                    if readable.is_empty() {
+                        "none of this family's".to_string()
+                    } else {
+                        quoted(&readable)
+                    }
                 ),
             ));
         }

@@ -535,7 +535,8 @@ pub fn run_one(
         (attack, attacked, attacked_block, net.transcript())
     {
         let max = a.max_rounds.unwrap_or(usize::MAX);
-        let leak = attack::leak(&m.name, &m.resolved, t, c, max)?;
+        let shape = registry::lookup(&m.name).map_or(crate::fed::Shape::Opaque, |e| e.transcript);
+        let leak = attack::leak(shape, &m.resolved, t, c, max)?;
         let errors = leak.norms(a1, max)?;
         for ((round, ..), err) in leak.pairs.iter().zip(errors) {
             if let Some(row) = trace.get_mut(*round) {

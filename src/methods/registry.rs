@@ -96,6 +96,17 @@ pub const METHODS: &[Entry] = &[
 /// Named by a paper's experiments but not implemented yet, with the issue that tracks each.
 pub const PLANNED: &[(&str, &str)] = &[];
 
+impl Entry {
+    /// The clients it runs on given the partition's: one holding all the data when centralised.
+    pub fn client_sizes(&self, sizes: &[usize]) -> Vec<usize> {
+        if self.centralised {
+            vec![sizes.iter().sum()]
+        } else {
+            sizes.to_vec()
+        }
+    }
+}
+
 pub fn lookup(name: &str) -> Option<&'static Entry> {
     METHODS.iter().find(|e| e.name == name)
 }

@@ -399,16 +399,6 @@ fn headline(exp: &Experiment, row: &TraceRow) -> String {
         .join(", ")
 }
 
-/// The clients a method runs on: the instance's, or one holding all the data if it is
-/// centralised.
-fn client_sizes(entry: &registry::Entry, sizes: &[usize]) -> Vec<usize> {
-    if entry.centralised {
-        vec![sizes.iter().sum()]
-    } else {
-        sizes.to_vec()
-    }
-}
-
 /// The seed a method's server and clients start from.
 fn method_seed(run_seed: u64, m: &MethodSpec, point: &Point) -> u64 {
     seed::derive(run_seed, &["method", &m.name, &point.label])
@@ -429,7 +419,7 @@ pub fn run_one(
 ) -> Result<RunRecord> {
     let entry = registry::lookup(&m.name).expect("validated: a registered method");
     let all = inst.data().view();
-    let sizes = client_sizes(entry, inst.sizes());
+    let sizes = entry.client_sizes(inst.sizes());
     let blocks = all.split(&sizes);
     let attacked = attack.map(|a| a.client - 1);
     // The attack compares with A_1A_1ᵀ, which it needs dense (n × n at most).

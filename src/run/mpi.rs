@@ -7,7 +7,7 @@
 //! dataset or the cache gives the same bits), and never the reference solution. It needs the
 //! manifest, and a cache or dataset folder, at the same paths as rank 0.
 
-use super::{client_sizes, fingerprint, method_seed, Options};
+use super::{fingerprint, method_seed, Options};
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::fed::mpi::{clients_of, Command, Ended, MpiNetwork, Reply, Worker};
@@ -130,7 +130,7 @@ impl Held {
             );
         }
         let entry = registry::lookup(&m.name).ok_or_else(|| anyhow!(registry::unknown(&m.name)))?;
-        let sizes = client_sizes(entry, &self.sizes);
+        let sizes = entry.client_sizes(&self.sizes);
         let mine = clients_of(rank, sizes.len(), ranks);
         if mine.is_empty() {
             return Ok(Ok(Vec::new()));
@@ -162,7 +162,7 @@ fn columns_needed(exp: &Experiment, sizes: &[usize], rank: i32, ranks: i32) -> R
         let Some(entry) = registry::lookup(&m.name) else {
             continue;
         };
-        let s = client_sizes(entry, sizes);
+        let s = entry.client_sizes(sizes);
         let mine = clients_of(rank, s.len(), ranks);
         if !mine.is_empty() {
             lo = lo.min(s[..mine.start].iter().sum());

@@ -27,7 +27,7 @@ MPI_PACKAGES := libopenmpi-dev openmpi-bin libclang-dev
 
 # Every target builds with the `mpi` feature (deps installs Open MPI): one feature set, so
 # test, build, bench and reproduce share one build. Measured: building the MPI test alone with
-# other features than the rest rebuilt polars and most dependencies a second time.
+# other features than the rest rebuilt most dependencies a second time.
 ifeq ($(BLAS),openblas)
   TARGET_DIR := $(CARGO_TARGET_DIR)
   FEATURES := --features mpi

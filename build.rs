@@ -13,7 +13,6 @@ fn main() {
                 "ndarray",
                 "ndarray-linalg",
                 "lax",
-                "polars",
                 "plotters",
                 "rayon",
                 "openblas-src",

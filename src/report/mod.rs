@@ -27,15 +27,15 @@ pub fn write_all(exp: &Experiment, out: &Outcome) -> Result<()> {
     let dir = &out.dir;
     let mut names = vec!["trace.csv".to_string(), "summary.csv".to_string()];
     tables::write_csv(
-        &mut tables::trace_frame(exp, &out.records)?,
+        &tables::trace_table(exp, &out.records)?,
         &dir.join("trace.csv"),
     )?;
     tables::write_csv(
-        &mut tables::summary_frame(exp, &out.records)?,
+        &tables::summary_table(exp, &out.records)?,
         &dir.join("summary.csv"),
     )?;
-    if let Some(mut df) = tables::spectra_frame(exp, &out.records)? {
-        tables::write_csv(&mut df, &dir.join("spectra.csv"))?;
+    if let Some(table) = tables::spectra_table(exp, &out.records)? {
+        tables::write_csv(&table, &dir.join("spectra.csv"))?;
         names.push("spectra.csv".into());
     }
     let figures = figures::render_all(exp, &out.records, dir)?;

@@ -1,4 +1,4 @@
-//! trace.csv and summary.csv: tidy tables built with polars, written atomically.
+//! trace.csv, summary.csv and spectra.csv: tidy tables written with the csv crate, atomically.
 //!
 //! Column names are a contract with users' scripts: the fixed columns, then the problem
 //! family's metrics by name, then `point`, (`leak_err`, with `[attack] unscaled` `kkt_abs` and
@@ -7,9 +7,9 @@
 use crate::problem::MetricDef;
 use crate::run::{RunKey, RunRecord, TraceRow};
 use crate::spec::{Experiment, PaperResult, KKT_ABS, LEAK_ABS, LEAK_ERR};
-use crate::util::atomic_write;
-use anyhow::Result;
-use polars::prelude::*;
+use crate::util::atomic_write_with;
+use anyhow::{ensure, Result};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// The paper's numbers for one run: those given for its sweep point, or, without a sweep, those
@@ -39,29 +39,64 @@ pub fn paper_average<'a>(
         .find(|p| exp.names_run(&p.method, method, label, variant) && p.point.is_none())
 }
 
-fn str_col(name: &str, v: Vec<String>) -> Column {
-    Column::new(name.into(), v)
+/// One column of a [`Table`]: its name and its cells as text, `None` where a value is missing.
+pub struct Column {
+    name: String,
+    cells: Vec<Option<String>>,
 }
 
-/// Floats as text in Rust's shortest round-trip form. Measured: polars' own float writer
-/// printed the same f64 with different trailing digits from one process to the next, which
-/// broke "same seed ⇒ identical CSV".
+impl Column {
+    fn new<T: ToString>(name: &str, v: impl IntoIterator<Item = T>) -> Column {
+        Column::opt(name, v.into_iter().map(Some))
+    }
+
+    fn opt<T: ToString>(name: &str, v: impl IntoIterator<Item = Option<T>>) -> Column {
+        Column {
+            name: name.to_string(),
+            cells: v.into_iter().map(|x| x.map(|x| x.to_string())).collect(),
+        }
+    }
+}
+
+fn str_col(name: &str, v: Vec<String>) -> Column {
+    Column::new(name, v)
+}
+
+/// Floats as text in Rust's shortest round-trip form (`Debug`: `1.0`, `NaN`), so that the same
+/// seed gives the same CSV byte for byte.
 fn f64_col(name: &str, v: Vec<f64>) -> Column {
-    Column::new(
-        name.into(),
-        v.into_iter()
-            .map(|x| format!("{x:?}"))
-            .collect::<Vec<String>>(),
-    )
+    Column::new(name, v.into_iter().map(|x| format!("{x:?}")))
 }
 
 fn opt_f64_col(name: &str, v: Vec<Option<f64>>) -> Column {
-    Column::new(
-        name.into(),
-        v.into_iter()
-            .map(|x| x.map(|x| format!("{x:?}")))
-            .collect::<Vec<Option<String>>>(),
-    )
+    Column::opt(name, v.into_iter().map(|x| x.map(|x| format!("{x:?}"))))
+}
+
+/// Columns of equal length, written row by row by [`write_csv`].
+pub struct Table {
+    columns: Vec<Column>,
+}
+
+impl Table {
+    fn new(columns: Vec<Column>) -> Result<Table> {
+        if let Some(first) = columns.first() {
+            for c in &columns {
+                ensure!(
+                    c.cells.len() == first.cells.len(),
+                    "column {} has {} rows, column {} {}",
+                    c.name,
+                    c.cells.len(),
+                    first.name,
+                    first.cells.len()
+                );
+            }
+        }
+        Ok(Table { columns })
+    }
+
+    fn height(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.cells.len())
+    }
 }
 
 /// The metrics the report and summary.csv set beside the paper's: those the paper reports for
@@ -87,7 +122,7 @@ pub fn reported_metrics(exp: &Experiment) -> Vec<&'static MetricDef> {
 }
 
 /// One row per (run, round): the network's counts, then the family's metrics by name.
-pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
+pub fn trace_table(exp: &Experiment, records: &[RunRecord]) -> Result<Table> {
     let rows: Vec<(&RunRecord, &TraceRow)> = records
         .iter()
         .flat_map(|r| r.trace.iter().map(move |t| (r, t)))
@@ -103,15 +138,12 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
         str_col("profile", vec![exp.profile.clone(); rows.len()]),
         str_col("method", each(&|r, _| r.key.label.clone())),
         str_col("params", each(&|r, _| r.key.params.clone())),
-        Column::new(
-            "seed".into(),
-            rows.iter().map(|(r, _)| r.key.seed).collect::<Vec<u64>>(),
-        ),
-        Column::new("round".into(), ints(&|t| t.round)),
+        Column::new("seed", rows.iter().map(|(r, _)| r.key.seed)),
+        Column::new("round", ints(&|t| t.round)),
         f64_col("inner_iters", floats(&|t| t.inner_iters)),
         f64_col("time_s", floats(&|t| t.time_s)),
-        Column::new("bytes_up".into(), ints(&|t| t.bytes_up)),
-        Column::new("bytes_down".into(), ints(&|t| t.bytes_down)),
+        Column::new("bytes_up", ints(&|t| t.bytes_up)),
+        Column::new("bytes_down", ints(&|t| t.bytes_down)),
         f64_col("vectors", floats(&|t| t.vectors)),
     ];
     for m in crate::problem::family(exp.kind).metrics() {
@@ -136,11 +168,11 @@ pub fn trace_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame>
         }
     }
     cols.push(str_col("run_id", each(&|r, _| r.key.run_id())));
-    Ok(DataFrame::new_infer_height(cols)?)
+    Table::new(cols)
 }
 
 /// One row per run: the final metrics, then the paper's numbers beside them.
-pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFrame> {
+pub fn summary_table(exp: &Experiment, records: &[RunRecord]) -> Result<Table> {
     let paper: Vec<Option<&PaperResult>> = records.iter().map(|r| paper_for(exp, &r.key)).collect();
     let last = |f: &dyn Fn(&RunRecord) -> f64| records.iter().map(f).collect::<Vec<f64>>();
     let strs = |f: &dyn Fn(&RunRecord) -> String| records.iter().map(f).collect::<Vec<String>>();
@@ -150,15 +182,12 @@ pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFram
         str_col("profile", vec![exp.profile.clone(); records.len()]),
         str_col("method", strs(&|r| r.key.label.clone())),
         str_col("params", strs(&|r| r.key.params.clone())),
-        Column::new("seed".into(), ints(&|r| r.key.seed)),
-        Column::new("rounds".into(), ints(&|r| r.rounds)),
-        Column::new(
-            "converged".into(),
-            records.iter().map(|r| r.converged).collect::<Vec<bool>>(),
-        ),
+        Column::new("seed", ints(&|r| r.key.seed)),
+        Column::new("rounds", ints(&|r| r.rounds)),
+        Column::new("converged", records.iter().map(|r| r.converged)),
         f64_col("time_s", last(&|r| r.last().time_s)),
-        Column::new("bytes_up".into(), ints(&|r| r.last().bytes_up)),
-        Column::new("bytes_down".into(), ints(&|r| r.last().bytes_down)),
+        Column::new("bytes_up", ints(&|r| r.last().bytes_up)),
+        Column::new("bytes_down", ints(&|r| r.last().bytes_down)),
         f64_col("vectors", last(&|r| r.last().vectors)),
     ];
     for m in crate::problem::family(exp.kind).metrics() {
@@ -167,12 +196,9 @@ pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFram
             last(&|r| r.last().metric(m.name).unwrap_or(f64::NAN)),
         ));
     }
-    cols.push(Column::new(
-        "paper_rounds".into(),
-        paper
-            .iter()
-            .map(|p| p.and_then(|p| p.rounds))
-            .collect::<Vec<Option<u64>>>(),
+    cols.push(Column::opt(
+        "paper_rounds",
+        paper.iter().map(|p| p.and_then(|p| p.rounds)),
     ));
     for m in reported_metrics(exp) {
         cols.push(opt_f64_col(
@@ -186,12 +212,12 @@ pub fn summary_frame(exp: &Experiment, records: &[RunRecord]) -> Result<DataFram
     cols.push(str_col("stop_reason", strs(&|r| r.stop_reason.clone())));
     cols.push(str_col("point", strs(&|r| r.key.point.clone())));
     cols.push(str_col("run_id", strs(&|r| r.key.run_id())));
-    Ok(DataFrame::new_infer_height(cols)?)
+    Table::new(cols)
 }
 
 /// One row per (run, spectrum, index): the vectors a family records about final estimates
 /// (robust PCA: `sv` = σ(L), `sv_truth` = σ(L₀)). None when no run has any.
-pub fn spectra_frame(exp: &Experiment, records: &[RunRecord]) -> Result<Option<DataFrame>> {
+pub fn spectra_table(exp: &Experiment, records: &[RunRecord]) -> Result<Option<Table>> {
     let rows: Vec<(&RunRecord, &str, usize, f64)> = records
         .iter()
         .flat_map(|r| {
@@ -207,37 +233,96 @@ pub fn spectra_frame(exp: &Experiment, records: &[RunRecord]) -> Result<Option<D
     }
     let strs =
         |f: &dyn Fn(&RunRecord) -> String| rows.iter().map(|(r, ..)| f(r)).collect::<Vec<String>>();
-    Ok(Some(DataFrame::new_infer_height(vec![
+    Ok(Some(Table::new(vec![
         str_col("experiment", vec![exp.id.clone(); rows.len()]),
         str_col("profile", vec![exp.profile.clone(); rows.len()]),
         str_col("method", strs(&|r| r.key.label.clone())),
         str_col("params", strs(&|r| r.key.params.clone())),
-        Column::new(
-            "seed".into(),
-            rows.iter().map(|(r, ..)| r.key.seed).collect::<Vec<u64>>(),
-        ),
+        Column::new("seed", rows.iter().map(|(r, ..)| r.key.seed)),
         str_col("point", strs(&|r| r.key.point.clone())),
         str_col(
             "spectrum",
             rows.iter().map(|(_, n, ..)| n.to_string()).collect(),
         ),
-        Column::new(
-            "index".into(),
-            rows.iter()
-                .map(|(_, _, i, _)| *i as u64)
-                .collect::<Vec<u64>>(),
-        ),
+        Column::new("index", rows.iter().map(|(_, _, i, _)| *i)),
         f64_col("value", rows.iter().map(|(.., x)| *x).collect()),
         str_col("run_id", strs(&|r| r.key.run_id())),
     ])?))
 }
 
-/// Write `df` as CSV to `path`, atomically.
-pub fn write_csv(df: &mut DataFrame, path: &Path) -> Result<()> {
-    let mut buf = Vec::new();
-    CsvWriter::new(&mut buf)
-        .include_header(true)
-        .finish(df)
-        .map_err(|e| anyhow::anyhow!("formatting {}: {e}", path.display()))?;
-    atomic_write(path, &buf)
+/// Write `table` as CSV to `path`, atomically: a header line, then a line per row, `\n` ended.
+///
+/// Quoted as the committed results are (they were written by polars): a text that is empty
+/// (`""`, unlike a missing value, which is an empty field) or holds a comma, a double quote or a
+/// line break, with its double quotes doubled. The csv crate's own rule never quotes an empty
+/// field, so it writes the fields as [`quoted`] returns them.
+pub fn write_csv(table: &Table, path: &Path) -> Result<()> {
+    atomic_write_with(path, |w| {
+        let mut out = csv::WriterBuilder::new()
+            .quote_style(csv::QuoteStyle::Never)
+            .from_writer(w);
+        out.write_record(table.columns.iter().map(|c| quoted(Some(&c.name))))?;
+        for i in 0..table.height() {
+            out.write_record(table.columns.iter().map(|c| quoted(c.cells[i].as_deref())))?;
+        }
+        out.flush()
+    })
+}
+
+/// A field as [`write_csv`] writes it.
+fn quoted(cell: Option<&str>) -> Cow<'_, [u8]> {
+    match cell {
+        None => Cow::Borrowed(b""),
+        Some(s) if s.is_empty() || s.contains([',', '"', '\n', '\r']) => {
+            Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")).into_bytes())
+        }
+        Some(s) => Cow::Borrowed(s.as_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{write_csv, Column, Table};
+
+    /// Quoted as polars quoted the committed results: an empty text `""`, a missing value
+    /// empty, a comma, quote or line break inside quotes with quotes doubled; numbers bare.
+    #[test]
+    fn quotes_as_the_committed_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        let table = Table::new(vec![
+            Column::new("method", ["SSI", "FAPS, β₀ varied", "a \"b\"", "x\ny", ""]),
+            Column::new("seed", [1u64, 2, 3, 4, 5]),
+            Column::opt("paper_rounds", [Some(207u64), None, None, Some(0), None]),
+            Column::new("converged", [true, false, true, true, false]),
+        ])
+        .unwrap();
+        write_csv(&table, &path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "method,seed,paper_rounds,converged\n\
+             SSI,1,207,true\n\
+             \"FAPS, β₀ varied\",2,,false\n\
+             \"a \"\"b\"\"\",3,,true\n\
+             \"x\ny\",4,0,true\n\
+             \"\",5,,false\n"
+        );
+        // Atomic: nothing but the file itself is left in the folder.
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn header_only_without_rows_and_unequal_columns_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        let empty: [u64; 0] = [];
+        write_csv(
+            &Table::new(vec![Column::new("a", empty), Column::new("b", empty)]).unwrap(),
+            &path,
+        )
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n");
+        assert!(Table::new(vec![Column::new("a", [1u64]), Column::new("b", empty)]).is_err());
+    }
 }

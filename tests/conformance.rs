@@ -131,7 +131,7 @@ fn run(exp: &Experiment, cache: &MatrixCache, threads: usize, check_attack: bool
         }
         assert_eq!(c.bytes_up, c.bytes_up_per_client.iter().sum::<u64>());
         assert!(c.rounds > 0, "{}: no round", m.name);
-        if check_attack && attack::reads(entry.transcript, exp.kind) {
+        if check_attack && family(exp.kind).attackable() && attack::reads(entry.transcript) {
             let leak = attack::leak(entry.transcript, &m.resolved, t, 0, STEPS)
                 .unwrap_or_else(|e| panic!("{}: its declared transcript: {e:#}", m.name));
             assert!(

@@ -14,7 +14,6 @@ pub mod admm;
 
 use crate::fed::{Shape, Transcript};
 use crate::linalg::fro2;
-use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use ndarray_linalg::JobSvd;
@@ -50,11 +49,10 @@ impl Leak {
     }
 }
 
-/// Whether [`leak`] can read a transcript of `shape` in a manifest of family `kind`: every
-/// shape but [`Shape::Opaque`], where the family's data is a matrix A whose A_iA_iᵀ the attack
-/// rebuilds (subspace and sparse PCA).
-pub fn reads(shape: Shape, kind: Kind) -> bool {
-    shape != Shape::Opaque && matches!(kind, Kind::Subspace | Kind::Sparse)
+/// Whether [`leak`] can read a transcript of `shape`: every shape but [`Shape::Opaque`] (the
+/// family decides whether its data is what the attack rebuilds: `Family::attackable`).
+pub fn reads(shape: Shape) -> bool {
+    shape != Shape::Opaque
 }
 
 /// What the server learns from `client` through a transcript of `shape` (with the method's

@@ -956,19 +956,24 @@ pub(crate) fn check_family(
             }
         }
     }
-    if unscaled && kind != Kind::Subspace {
+    if unscaled && crate::problem::family(kind).unscaled().is_none() {
         return Err(loc.error(
             "attack.unscaled",
             format!("the unscaled KKT violation is the subspace family's; kind = \"{kind}\" has none: remove it"),
         ));
     }
     if raw.attack.is_some() {
-        if let Some((i, m)) = raw.methods.iter().enumerate().find(|(_, m)| {
-            registry::lookup(&m.name).is_none_or(|e| !crate::attack::reads(e.transcript, kind))
-        }) {
+        let attackable = crate::problem::family(kind).attackable();
+        let readable = |e: &registry::Entry| attackable && crate::attack::reads(e.transcript);
+        if let Some((i, m)) = raw
+            .methods
+            .iter()
+            .enumerate()
+            .find(|(_, m)| registry::lookup(&m.name).is_none_or(|e| !readable(e)))
+        {
             let readable: Vec<&str> = registry::METHODS
                 .iter()
-                .filter(|e| crate::attack::reads(e.transcript, kind))
+                .filter(|e| readable(e))
                 .map(|e| e.name)
                 .collect();
             return Err(loc.error(

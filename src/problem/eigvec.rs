@@ -437,6 +437,9 @@ impl super::Family for Eigvec {
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Eigvec, Kind::Subspace]
     }
+    fn counts_communicated_vectors(&self) -> bool {
+        true
+    }
     fn reference_note(&self, point: &Point) -> String {
         reference(point.data.n)
     }

@@ -39,6 +39,25 @@ pub trait Family: Sync {
     fn spectrum_axes(&self) -> (&'static str, &'static str) {
         ("index i", "singular value σ_i")
     }
+    /// The axis title of a sweep over `problem.p`.
+    fn p_axis(&self) -> &'static str {
+        "p (subspace dimension)"
+    }
+    /// Whether the report adds the count of communicated vectors in which one vector from every
+    /// machine counts as 1 (the CEDRE paper's count).
+    fn counts_communicated_vectors(&self) -> bool {
+        false
+    }
+    /// Whether the leakage attack applies: the family's data is a matrix A whose clients'
+    /// A_iA_iᵀ the attack rebuilds.
+    fn attackable(&self) -> bool {
+        false
+    }
+    /// A metric the family scales by ‖A‖²_F and the name of its unscaled twin, which
+    /// `[attack] unscaled` adds (FAPS fig. 1 prints the KKT violation so).
+    fn unscaled(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
     /// How the reference of a point is computed, for run.json.
     fn reference_note(&self, point: &Point) -> String;
     /// Build (or load from the cache) the instance of `point` for `run_seed`.

@@ -356,6 +356,9 @@ impl super::Family for Robust {
     fn spectra(&self) -> &'static [&'static str] {
         &["sv"]
     }
+    fn p_axis(&self) -> &'static str {
+        "p (rank bound of U)"
+    }
     fn reference_note(&self, _point: &Point) -> String {
         "the planted truth (L₀, S₀)".into()
     }

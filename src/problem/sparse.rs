@@ -732,6 +732,12 @@ impl super::Family for Sparse {
     fn spectrum_axes(&self) -> (&'static str, &'static str) {
         SPECTRUM_AXES
     }
+    fn p_axis(&self) -> &'static str {
+        "r (loadings)"
+    }
+    fn attackable(&self) -> bool {
+        true
+    }
     fn reference_note(&self, point: &Point) -> String {
         match point.problem.mu {
             Some(_) => REFERENCE_MU.into(),

@@ -344,6 +344,12 @@ impl super::Family for Subspace {
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Subspace]
     }
+    fn attackable(&self) -> bool {
+        true
+    }
+    fn unscaled(&self) -> Option<(&'static str, &'static str)> {
+        Some(("kkt", crate::spec::KKT_ABS))
+    }
     fn reference_note(&self, point: &Point) -> String {
         solver_for(point.data.n)
     }

@@ -329,7 +329,7 @@ fn centralised_note(s: &mut String, exp: &Experiment) {
 fn communication(s: &mut String, exp: &Experiment, out: &Outcome) {
     let _ = writeln!(s, "\n## Communication\n");
     // The CEDRE paper counts vectors with one from every machine as 1: shown for its family.
-    let comm = exp.kind == crate::spec::Kind::Eigvec;
+    let comm = crate::problem::family(exp.kind).counts_communicated_vectors();
     let _ = writeln!(
         s,
         "| point | method | rounds | bytes up | bytes down | n-vectors |{} mean inner steps / client / round | fitted {} rate / round |",

@@ -15,11 +15,7 @@ pub fn axis_name(key: &str, kind: Kind) -> String {
         "data.sparsity" => "sparsity s (fraction of S₀ non-zero)",
         "data.delta" => "eigengap δ",
         "partition.clients" => "d (clients)",
-        "problem.p" => match kind {
-            Kind::Sparse => "r (loadings)",
-            Kind::Robust => "p (rank bound of U)",
-            _ => "p (subspace dimension)",
-        },
+        "problem.p" => crate::problem::family(kind).p_axis(),
         "problem.mu" => "μ (weight of ‖Z‖₁)",
         other => other.rsplit('.').next().unwrap_or(other),
     };

@@ -3,13 +3,14 @@
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
+mod observe;
 mod record;
 mod stop;
 
+pub use observe::Observe;
 pub use record::{RunKey, RunRecord, RunStore, TraceRow};
 pub use stop::{StopReason, StopRule};
 
-use crate::attack;
 use crate::data::cache::MatrixCache;
 use crate::data::prepare::KeyMismatch;
 use crate::fed::{Counters, RunNetwork};
@@ -17,7 +18,7 @@ use crate::methods::{registry, StepInfo};
 use crate::problem::{self, Instance};
 use crate::progress::Progress;
 use crate::seed;
-use crate::spec::{AttackSpec, Experiment, MethodSpec, Point, KKT_ABS, LEAK_ABS};
+use crate::spec::{AttackSpec, Experiment, MethodSpec, Point};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -461,11 +462,33 @@ pub fn run_one(
     }
     let mut rule = StopRule::new(&exp.stop, exp.kind).with_applicable(inst.applicable());
     let target = rule.target();
-    let mut bar = progress.run(
-        exp.stop.max_rounds as u64,
-        &format!("{} {}", point.label, describe(&key)),
-        target.map(|(_, v, lower)| (v, lower)),
-    );
+    let headline = |row: &TraceRow| headline(exp, row);
+    let leakage = match (attack, attacked, attacked_block) {
+        (Some(spec), Some(client), Some(a1)) => Some(observe::Leakage {
+            spec,
+            client,
+            a1,
+            shape: entry.transcript,
+            params: &m.resolved,
+        }),
+        _ => None,
+    };
+    // FAPS fig. 1 prints the KKT violation unscaled: the family says which metric and name.
+    let unscaled = attack
+        .filter(|a| a.unscaled)
+        .and_then(|_| problem::family(exp.kind).unscaled())
+        .map(|(metric, name)| observe::Unscaled::of(all, metric, name));
+    let mut observers: Vec<Box<dyn Observe + '_>> = vec![Box::new(observe::Bar {
+        bar: progress.run(
+            exp.stop.max_rounds as u64,
+            &format!("{} {}", point.label, describe(&key)),
+            target.map(|(_, v, lower)| (v, lower)),
+        ),
+        headline: &headline,
+        target: target.map(|(m, ..)| m),
+    })];
+    observers.extend(leakage.map(|o| Box::new(o) as Box<dyn Observe>));
+    observers.extend(unscaled.map(|o| Box::new(o) as Box<dyn Observe>));
     let mut seconds = 0.0;
     let observe = |net: &mut dyn RunNetwork, server: &dyn crate::methods::Server| {
         inst.evaluate(&server.estimate(), &net.reveal()?)
@@ -504,13 +527,11 @@ pub fn run_one(
         trace.push(row(exp, mean_inner, seconds, net.counters(), &metrics));
         let round = net.counters().rounds;
         let last = trace.last().expect("just pushed");
-        let value = target.and_then(|(m, ..)| last.metric(m));
-        bar.update(round, &headline(exp, last), value);
+        observers.iter_mut().for_each(|o| o.round(last));
         if let Some(r) = rule.check(round as usize, &info, &metrics, seconds) {
             break r;
         }
     };
-    bar.finish();
     if let Some(e) = &error {
         progress.log(format!(
             "warning: {} {}: {} failed after {} rounds: {e}",
@@ -520,31 +541,11 @@ pub fn run_one(
             net.counters().rounds
         ));
     }
-    // The attack reads the transcript after the run: untimed, like every metric.
-    if let (Some(a), Some(c), Some(a1), Some(t)) =
-        (attack, attacked, attacked_block, net.transcript())
-    {
-        let max = a.max_rounds.unwrap_or(usize::MAX);
-        let shape = registry::lookup(&m.name).map_or(crate::fed::Shape::Opaque, |e| e.transcript);
-        let leak = attack::leak(shape, &m.resolved, t, c, max)?;
-        let errors = leak.norms(a1, max)?;
-        for ((round, ..), err) in leak.pairs.iter().zip(errors) {
-            if let Some(row) = trace.get_mut(*round) {
-                row.leak_err = Some(err.relative);
-                if a.unscaled {
-                    row.metrics.insert(LEAK_ABS.into(), err.absolute);
-                }
-            }
-        }
+    // After the run, untimed like every metric: the bar ends, the attack reads the transcript.
+    for o in &mut observers {
+        o.finish(&mut trace, &*net)?;
     }
-    // FAPS fig. 1 prints the KKT violation unscaled: the family's `kkt` times ‖A‖²_F.
-    if attack.is_some_and(|a| a.unscaled) {
-        let fro2 = all.fro2();
-        for row in &mut trace {
-            let kkt = row.metrics.get("kkt").copied().unwrap_or(f64::NAN);
-            row.metrics.insert(KKT_ABS.into(), kkt * fro2);
-        }
-    }
+    drop(observers);
     // A failed method's estimate may be half-updated: no spectra of it.
     let spectra = if error.is_some() {
         BTreeMap::new()

@@ -110,7 +110,7 @@ ifeq ($(BLAS),openblas)
 	for core in $$cores; do \
 	  echo "== OPENBLAS_CORETYPE=$$core"; \
 	  OPENBLAS_CORETYPE=$$core $(CARGO_RUN) test --release $(FEATURES) -q --lib -- $(CORE_TESTS_LIB); \
-	  OPENBLAS_CORETYPE=$$core $(CARGO_RUN) test --release $(FEATURES) -q --test share; \
+	  OPENBLAS_CORETYPE=$$core $(CARGO_RUN) test --release $(FEATURES) -q --test lib -- share::; \
 	done
 else
 	@echo "test-cores: OpenBLAS core types only (BLAS=$(BLAS)): skipped"

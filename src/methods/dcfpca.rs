@@ -50,7 +50,7 @@ impl Defaults for DcfPca {
 
 /// The authors' run.sh, "Exact rank", CF at M = N = 500: `--tau 1 --num_clients 1 --lr 0.06
 /// --epoch 100 --mu0 0.3` (the CF branch forces tau = 1). At n = 200 λ = 0.3 stalls at err ≈ 3e-6
-/// (tests/robust.rs passes 0.1).
+/// (tests/lib/robust_pca.rs passes 0.1).
 impl Defaults for CfPca {
     const LOCAL_STEPS: u32 = 1;
     const ETA0: f64 = 0.06;

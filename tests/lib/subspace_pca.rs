@@ -1,8 +1,8 @@
 //! Methods against LAPACK: SSI and FAPS find the exact dominant subspace; accounting is exact.
 
-mod common;
+use crate::common;
 
-use common::{method, params, small, z};
+use crate::common::{method, params, small, z};
 use dpca_bench::data::matrix::Block;
 use dpca_bench::fed::Network;
 use dpca_bench::methods::registry::Running;

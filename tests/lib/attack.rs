@@ -2,10 +2,10 @@
 //! LocalPower's transcripts, but not from FAPS's; and the sparse consensus-ADMM methods' replies
 //! give it C_iw back through the server's own bookkeeping.
 
-mod common;
+use crate::common;
 
-use common::params;
-use common::{method, small};
+use crate::common::params;
+use crate::common::{method, small};
 use dpca_bench::attack::{leak, leakage_errors, leakage_norms, pairs};
 use dpca_bench::fed::Network;
 use dpca_bench::linalg::fro2;

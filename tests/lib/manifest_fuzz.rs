@@ -6,8 +6,8 @@
 //! Cases: `DPCA_FUZZ_CASES` (default 1500); `DPCA_FUZZ_SECONDS` stops early; `DPCA_FUZZ_SEED`
 //! changes the seed. A long run:
 //!
-//!     DPCA_FUZZ_CASES=100000000 DPCA_FUZZ_SECONDS=600 \
-//!         cargo test --release --test manifest_fuzz -- --nocapture
+//!     DPCA_FUZZ_CASES=100000000 DPCA_FUZZ_SECONDS=600 cargo test --release --features mpi \
+//!         --test lib -- manifest_fuzz:: --nocapture
 
 use dpca_bench::plan;
 

@@ -6,8 +6,8 @@
 //! early; `DPCA_FUZZ_SEED` changes the seed. Case k of a run is reproducible from the seed and
 //! k alone. A long run, one loader after the other, printing the counts:
 //!
-//!     DPCA_FUZZ_CASES=100000000 DPCA_FUZZ_SECONDS=600 \
-//!         cargo test --release --test loader_fuzz -- --nocapture --test-threads 1
+//!     DPCA_FUZZ_CASES=100000000 DPCA_FUZZ_SECONDS=600 cargo test --release --features mpi \
+//!         --test lib -- loader_fuzz:: --nocapture --test-threads 1
 
 use dpca_bench::data::loaders::{cifar, csv, idx, libsvm, npy, Csr, Labeled, LabeledSparse};
 use ndarray::ShapeBuilder;

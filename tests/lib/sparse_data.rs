@@ -1,7 +1,7 @@
 //! Sparse data stays sparse: CSR blocks give the same products, method iterates and metrics as
 //! the same data held dense, and the block-Krylov reference (no n×n Gram) agrees with LAPACK's.
 
-mod common;
+use crate::common;
 
 use dpca_bench::data::loaders::Csr;
 use dpca_bench::data::matrix::{Block, DataMatrix};

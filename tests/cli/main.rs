@@ -1,0 +1,13 @@
+//! Integration tests that drive other processes: the `dpca` binary (also under `mpirun`) and
+//! headless Chromium. One binary of modules, so the library is linked once for all of them
+//! (`cargo test --test cli -- run::` runs one module).
+
+mod hardening;
+mod html_report;
+/// `dpca methods [NAME]`.
+mod methods;
+mod mpi;
+mod own_data;
+/// `dpca run` end to end (and the CLI's errors and pipes).
+mod run;
+mod verify;

@@ -7,6 +7,8 @@ mod common;
 
 mod attack;
 mod cache_hardening;
+/// Every registered method through the same properties.
+mod conformance;
 mod fetch;
 mod loader_fuzz;
 mod loaders;

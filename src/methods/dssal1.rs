@@ -26,8 +26,7 @@
 use super::faps::{self, FapsClient, InnerRule};
 use super::manpg::{mu_of, prox_step};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
-use crate::fed::Shape;
-use crate::fed::{sum_part, sum_scalar, Client, Message, Network};
+use crate::fed::{sum_part, sum_scalar, Client, Message, Network, Shape};
 use crate::linalg::manifold::stiefel_retract_polar;
 use crate::spec::Kind;
 use anyhow::{bail, Result};

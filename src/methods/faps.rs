@@ -12,8 +12,7 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::Shape;
-use crate::fed::{sum_part, sum_scalar, Client, Message, Network};
+use crate::fed::{sum_part, sum_scalar, Client, Message, Network, Shape};
 use crate::linalg::{fro2, orth};
 use crate::seed;
 use crate::spec::Kind;

@@ -22,8 +22,7 @@
 //! vector (the paper: "a random normalized vector").
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
-use crate::fed::Shape;
-use crate::fed::{sum_part, Client, Message, Network};
+use crate::fed::{sum_part, Client, Message, Network, Shape};
 use crate::linalg::{fro2, prox::soft_threshold_inplace};
 use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};

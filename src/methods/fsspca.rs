@@ -72,8 +72,7 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::Shape;
-use crate::fed::{sum_part, Client, Message, Network};
+use crate::fed::{sum_part, Client, Message, Network, Shape};
 use crate::linalg::gram_product::gram_times_dense;
 use crate::linalg::manifold::{
     gen_stiefel_normalize, gen_stiefel_project, gen_stiefel_retract_cholqr, stiefel_project,

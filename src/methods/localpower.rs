@@ -12,8 +12,7 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::Shape;
-use crate::fed::{Client, Message, Network};
+use crate::fed::{Client, Message, Network, Shape};
 use crate::linalg::orth;
 use crate::linalg::procrustes::{procrustes, sign_align};
 use crate::spec::Kind;

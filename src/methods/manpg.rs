@@ -21,8 +21,7 @@
 
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::Shape;
-use crate::fed::{sum_part, sum_scalar, Client, Message, Network};
+use crate::fed::{sum_part, sum_scalar, Client, Message, Network, Shape};
 use crate::linalg::fro2;
 use crate::linalg::manifold::stiefel_retract_polar;
 use crate::linalg::stiefel_prox::stiefel_prox;

@@ -5,8 +5,7 @@
 
 use super::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
-use crate::fed::Shape;
-use crate::fed::{sum_part, Client, Message, Network};
+use crate::fed::{sum_part, Client, Message, Network, Shape};
 use crate::linalg::orth;
 use crate::spec::Kind;
 use anyhow::Result;

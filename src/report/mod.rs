@@ -1,5 +1,6 @@
 //! Results: tidy CSV tables, figures and the paper-beside-ours report.
 
+mod cells;
 pub mod claims;
 pub mod compare;
 pub mod figures;

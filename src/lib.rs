@@ -2,7 +2,8 @@
 //!
 //! Path of every number: manifest ([`manifest`]) → data ([`data`]) → clients and network
 //! ([`fed`]) → method ([`methods`]) → run loop and observer ([`run`]) with metrics against an
-//! exact reference ([`problem`]) → CSV, figures and report ([`report`]).
+//! exact reference ([`problem`]) → CSV, figures and report ([`report`]), the figures drawn by
+//! [`plot`].
 
 pub mod attack;
 pub mod data;
@@ -10,6 +11,7 @@ pub mod fed;
 pub mod linalg;
 pub mod manifest;
 pub mod methods;
+pub mod plot;
 pub mod problem;
 pub mod report;
 pub mod run;

@@ -1,15 +1,16 @@
 //! Convergence figures from the manifest's `[[plots]]`, with the paper's values as markers.
 
-use super::plot::style::{self, Curve, Style};
-use super::plot::ticks::trim_zeros;
-use super::plot::{
-    render, render_bars, render_heatmap, BarPlot, HeatMap, LegendKey, LinePlot, Marker, Overlay,
-    Series,
-};
+use super::looks::{self, method_look};
 use super::sweep_names::axis_name;
 use super::tables::paper_for;
 use crate::manifest::{
     fmt_value, label_names, Experiment, PlotKind, PlotSpec, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
+};
+use crate::plot::style::{self, Curve, Style};
+use crate::plot::ticks::trim_zeros;
+use crate::plot::{
+    render, render_bars, render_heatmap, BarPlot, HeatMap, LegendKey, LinePlot, Marker, Overlay,
+    Series,
 };
 use crate::run::{describe, RunRecord, TraceRow};
 use anyhow::Result;
@@ -97,7 +98,7 @@ fn paper_value(exp: &Experiment, r: &RunRecord, spec: &PlotSpec) -> Option<(usiz
         ),
         x,
         y,
-        colour: style::method_look(&r.key.method).map(|(c, _)| c),
+        colour: method_look(&r.key.method).map(|(c, _)| c),
         off_scale: elsewhere,
     };
     Some((index, marker))
@@ -162,7 +163,7 @@ fn styles<'k>(keys: impl IntoIterator<Item = &'k CurveKey>, points: usize) -> Ve
             point: k.point,
         })
         .collect();
-    style::assign(&curves, points)
+    looks::assign(&curves, points)
 }
 
 /// Curves beyond this many over several sweep points get a legend by factor.
@@ -191,7 +192,7 @@ fn legend_by_factor(exp: &Experiment, series: &[Series], keys: &[CurveKey]) -> V
         if !lines.iter().any(|l| l.label == k.name) {
             lines.push(LegendKey {
                 label: k.name.clone(),
-                colour: style::method_look(&k.method).map_or(st.colour, |(c, _)| c),
+                colour: method_look(&k.method).map_or(st.colour, |(c, _)| c),
                 dash: Some(st.dash),
                 shape: None,
             });
@@ -871,7 +872,7 @@ mod legend_tests {
             ]
         );
         // Methods in their colour without marker; points as markers without line.
-        assert_eq!(legend[2].colour, style::method_look("faps").unwrap().0);
+        assert_eq!(legend[2].colour, method_look("faps").unwrap().0);
         assert!(legend[2].shape.is_none() && legend[3].dash.is_none());
         // Few curves keep one entry per curve.
         assert!(legend_by_factor(&exp, &series[..3], &keys[..3]).is_empty());

@@ -1,11 +1,11 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
 use super::cells::{beside, by_method, mean, ratio, sci};
-use super::plot::ticks::trim_zeros;
 use super::provenance::{computed_with, run_json};
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::manifest::{Experiment, Point};
 use crate::methods::registry;
+use crate::plot::ticks::trim_zeros;
 use crate::problem::MetricDef;
 use crate::run::{describe, Outcome, RunRecord};
 use std::fmt::Write;

@@ -178,7 +178,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            // A sweep point's panel (`<plot>__<point>`, see figures::small_multiples): small
+            // A sweep point's panel (`<plot>__<point>`, see figures::line::small_multiples): small
             // images one after the other, each linking to its SVG.
             if name.contains("__") {
                 if !panels {

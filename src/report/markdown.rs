@@ -1,36 +1,15 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
-use super::plot::ticks::trim_zeros;
+use super::cells::{beside, by_method, mean, ratio, sci};
 use super::provenance::{computed_with, run_json};
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::methods::registry;
+use crate::plot::ticks::trim_zeros;
 use crate::problem::MetricDef;
 use crate::run::{describe, Outcome, RunRecord};
 use crate::spec::{Experiment, Point};
 use std::fmt::Write;
 use std::path::PathBuf;
-
-fn sci(v: Option<f64>) -> String {
-    v.map_or("—".into(), |v| format!("{v:.2e}"))
-}
-
-fn ratio(ours: f64, paper: Option<f64>) -> String {
-    match paper {
-        Some(p) if p != 0.0 && (ours / p).abs() < 0.1 => format!("{:.1e}", ours / p),
-        Some(p) if p != 0.0 => format!("{:.2}", ours / p),
-        _ => "—".into(),
-    }
-}
-
-/// " paper | ours | ratio |" cells of a table row.
-pub(super) fn beside(ours: f64, theirs: Option<f64>) -> String {
-    format!(
-        " {} | {} | {} |",
-        sci(theirs),
-        sci(Some(ours)),
-        ratio(ours, theirs)
-    )
-}
 
 fn setting(p: &Point) -> String {
     let d = &p.data;
@@ -199,7 +178,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            // A sweep point's panel (`<plot>__<point>`, see figures::small_multiples): small
+            // A sweep point's panel (`<plot>__<point>`, see figures::line::small_multiples): small
             // images one after the other, each linking to its SVG.
             if name.contains("__") {
                 if !panels {
@@ -635,24 +614,6 @@ pub fn linear_rate(r: &RunRecord, metric: &str) -> Option<f64> {
     let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
     Some((sxy / sxx).exp())
-}
-
-/// The runs of each method variant (over sweep points and repeats), in order of first run.
-pub(super) fn by_method(records: &[RunRecord]) -> Vec<(String, Vec<&RunRecord>)> {
-    let mut groups: Vec<(String, Vec<&RunRecord>)> = Vec::new();
-    for r in records {
-        let d = describe(&r.key);
-        match groups.iter_mut().find(|(name, _)| *name == d) {
-            Some((_, runs)) => runs.push(r),
-            None => groups.push((d, vec![r])),
-        }
-    }
-    groups
-}
-
-pub(super) fn mean(v: impl Iterator<Item = f64>) -> f64 {
-    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    s / n.max(1) as f64
 }
 
 /// Per method, the averages over the sweep points (the paper's Table 2 reports averages).

@@ -1,11 +1,12 @@
 //! Results: tidy CSV tables, figures and the paper-beside-ours report.
 
+mod cells;
 pub mod claims;
 pub mod compare;
 pub mod figures;
 pub mod html;
+pub mod looks;
 pub mod markdown;
-pub mod plot;
 pub mod provenance;
 pub mod reload;
 pub mod stop_study;

@@ -6,7 +6,7 @@
 //! FAPS paper raises: its reported accuracies at the stop (Tables 2 and 4) are those our runs
 //! pass well before rule (27) with its stated 1e-10 stops them.
 
-use super::markdown::{beside, by_method, mean};
+use super::cells::{beside, by_method, mean};
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::run::{Outcome, RunRecord};
 use crate::spec::Experiment;

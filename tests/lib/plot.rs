@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dpca_bench::report::plot::{
+use dpca_bench::plot::{
     render, render_bars, render_heatmap, BarPlot, HeatMap, LinePlot, Marker, Overlay, Series,
 };
 

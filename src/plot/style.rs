@@ -1,27 +1,28 @@
-//! How a curve looks: one colour and marker per method (its registry name), the same in every
-//! figure of every experiment, so FAPS is vermillion squares wherever it appears.
+//! How a curve looks: palette, markers, dash patterns and shades, and the styles of a figure's
+//! curves ([`assign`]) from each method's own colour and marker (which the caller supplies).
 //!
 //! Within a figure, what else tells curves apart keeps the method's hue: another manifest
 //! entry of the same method (a variant such as "FAPS kkt (14)") gets another dash pattern,
 //! and its parameter variants and the sweep points get shades of the hue; with several sweep
 //! points the marker names the point (the same shape is the same point for every method).
-//! Curves of no registered method fall back to the palette in order of appearance.
+//! Curves of a method without a look of its own fall back to the palette in order of
+//! appearance.
 
 use plotters::style::RGBColor;
 
 /// Okabe–Ito palette (colour-blind safe), ordered so the first colours contrast most on white.
 pub const PALETTE: [RGBColor; 8] = [BLUE, VERMILLION, GREEN, PURPLE, ORANGE, SKY, BLACK, YELLOW];
-const BLUE: RGBColor = RGBColor(0, 114, 178);
-const VERMILLION: RGBColor = RGBColor(213, 94, 0);
+pub const BLUE: RGBColor = RGBColor(0, 114, 178);
+pub const VERMILLION: RGBColor = RGBColor(213, 94, 0);
 /// Okabe–Ito's bluish green.
-const GREEN: RGBColor = RGBColor(0, 158, 115);
+pub const GREEN: RGBColor = RGBColor(0, 158, 115);
 /// Okabe–Ito's reddish purple.
-const PURPLE: RGBColor = RGBColor(204, 121, 167);
-const ORANGE: RGBColor = RGBColor(230, 159, 0);
-const SKY: RGBColor = RGBColor(86, 180, 233);
-const BLACK: RGBColor = RGBColor(0, 0, 0);
+pub const PURPLE: RGBColor = RGBColor(204, 121, 167);
+pub const ORANGE: RGBColor = RGBColor(230, 159, 0);
+pub const SKY: RGBColor = RGBColor(86, 180, 233);
+pub const BLACK: RGBColor = RGBColor(0, 0, 0);
 /// Too pale for lines on white: last in the fallback order, given to no method.
-const YELLOW: RGBColor = RGBColor(240, 228, 66);
+pub const YELLOW: RGBColor = RGBColor(240, 228, 66);
 
 /// Dash patterns (on, off, … in logical px); empty = solid. Length coprime to the shape
 /// list so colour × dash × shape combinations stay distinct for many series.
@@ -48,31 +49,6 @@ pub const PAPER_SHAPES: [Shape; 5] = [
     Shape::Square,
     Shape::TriangleUp,
     Shape::Circle,
-];
-
-/// Colour and marker of every registered method. Within a family no two share a colour or a
-/// marker (they meet in one figure); across families the pairs differ. Yellow is left out:
-/// too pale for a line. Append new methods; never reorder (figures must stay comparable).
-const METHODS: &[(&str, RGBColor, Shape)] = &[
-    ("ssi", BLUE, Shape::Circle),
-    ("faps", VERMILLION, Shape::Square),
-    ("localpower", GREEN, Shape::TriangleUp),
-    ("dcfpca", VERMILLION, Shape::Diamond),
-    ("cfpca", ORANGE, Shape::Square),
-    ("apgm", BLUE, Shape::TriangleDown),
-    ("ialm", GREEN, Shape::Pentagon),
-    ("fsspca", VERMILLION, Shape::Hexagon),
-    ("faspca", BLUE, Shape::Square),
-    ("pca", BLACK, Shape::Circle),
-    ("dssal1", PURPLE, Shape::Diamond),
-    ("manpg", SKY, Shape::TriangleUp),
-    ("consensus_admm", GREEN, Shape::TriangleDown),
-    ("cedre", PURPLE, Shape::Circle),
-    ("rgd", ORANGE, Shape::TriangleUp),
-    ("dispca_l", SKY, Shape::Square),
-    ("dispca_b", BLACK, Shape::Diamond),
-    ("dsi", BLUE, Shape::Pentagon),
-    ("ilea", GREEN, Shape::Hexagon),
 ];
 
 /// Marker shapes.
@@ -148,18 +124,10 @@ impl Style {
     }
 }
 
-/// The colour and marker of a registered method.
-pub fn method_look(method: &str) -> Option<(RGBColor, Shape)> {
-    METHODS
-        .iter()
-        .find(|(m, _, _)| *m == method)
-        .map(|&(_, c, s)| (c, s))
-}
-
 /// What tells one curve from the others of its figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Curve<'a> {
-    /// The method's registry name.
+    /// The method, as the `look` of [`assign`] knows it.
     pub method: &'a str,
     /// The manifest entry (its label), plus anything else drawn as a separate line of the
     /// same method such as a second metric: another entry gets another dash.
@@ -170,19 +138,23 @@ pub struct Curve<'a> {
     pub point: usize,
 }
 
-/// The styles of a figure's curves, in order.
-pub fn assign(curves: &[Curve], points: usize) -> Vec<Style> {
-    // Unregistered methods take the palette in order of first appearance.
+/// The styles of a figure's curves, in order; `look` gives a method's own colour and marker.
+pub fn assign(
+    curves: &[Curve],
+    points: usize,
+    look: impl Fn(&str) -> Option<(RGBColor, Shape)>,
+) -> Vec<Style> {
+    // Methods without a look take the palette in order of first appearance.
     let mut unknown: Vec<&str> = Vec::new();
     for c in curves {
-        if method_look(c.method).is_none() && !unknown.contains(&c.method) {
+        if look(c.method).is_none() && !unknown.contains(&c.method) {
             unknown.push(c.method);
         }
     }
     curves
         .iter()
         .map(|c| {
-            let (colour, shape) = method_look(c.method).unwrap_or_else(|| {
+            let (colour, shape) = look(c.method).unwrap_or_else(|| {
                 let k = unknown.iter().position(|u| *u == c.method).unwrap_or(0);
                 (PALETTE[k % PALETTE.len()], SHAPES[k % SHAPES.len()])
             });
@@ -261,105 +233,6 @@ pub fn shade(c: RGBColor, k: usize, n: usize) -> RGBColor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::registry;
-
-    #[test]
-    fn every_registered_method_has_its_own_colour_and_marker() {
-        let mut seen: Vec<(&str, RGBColor, Shape)> = Vec::new();
-        for e in registry::METHODS {
-            let (c, s) = method_look(e.name)
-                .unwrap_or_else(|| panic!("{} has no colour in style::METHODS", e.name));
-            assert_ne!(c, YELLOW, "{}: yellow is too pale for a line", e.name);
-            if let Some(other) = seen.iter().find(|o| o.1 == c && o.2 == s) {
-                panic!("{} and {} share colour and marker", e.name, other.0);
-            }
-            // Methods of one family meet in one figure: neither colour nor marker repeats.
-            for other in registry::METHODS.iter().filter(|o| o.family == e.family) {
-                let (oc, os) = method_look(other.name).unwrap_or((YELLOW, Shape::Star));
-                if other.name != e.name {
-                    assert!(
-                        oc != c && os != s,
-                        "{} and {} ({}) share a colour or a marker",
-                        e.name,
-                        other.name,
-                        e.family
-                    );
-                }
-            }
-            seen.push((e.name, c, s));
-        }
-        assert_eq!(
-            METHODS.len(),
-            registry::METHODS.len(),
-            "a style for no method"
-        );
-    }
-
-    #[test]
-    fn method_looks_are_stable() {
-        // Pinned: committed figures and readers rely on them.
-        assert_eq!(method_look("ssi"), Some((BLUE, Shape::Circle)));
-        assert_eq!(method_look("faps"), Some((VERMILLION, Shape::Square)));
-        assert_eq!(method_look("localpower"), Some((GREEN, Shape::TriangleUp)));
-        assert_eq!(method_look("cedre"), Some((PURPLE, Shape::Circle)));
-        assert_eq!(method_look("nope"), None);
-    }
-
-    fn curve<'a>(method: &'a str, entry: &'a str, variant: &'a str, point: usize) -> Curve<'a> {
-        Curve {
-            method,
-            entry,
-            variant,
-            point,
-        }
-    }
-
-    #[test]
-    fn a_method_keeps_its_hue_across_variants_and_points() {
-        // FAPS's colour does not depend on which methods come before it.
-        let alone = assign(&[curve("faps", "FAPS", "", 0)], 1);
-        let third = assign(
-            &[
-                curve("ssi", "SSI", "", 0),
-                curve("localpower", "LocalPower", "", 0),
-                curve("faps", "FAPS", "", 0),
-            ],
-            1,
-        );
-        assert_eq!(alone[0], third[2]);
-        assert_eq!(alone[0].colour, VERMILLION);
-        assert!(alone[0].dash.is_empty());
-
-        // Entries of one method: the one named like it is solid, the others dashed.
-        let s = assign(
-            &[
-                curve("faps", "FAPS (inner 10)", "", 0),
-                curve("faps", "FAPS", "", 0),
-            ],
-            1,
-        );
-        assert_eq!((s[0].colour, s[1].colour), (VERMILLION, VERMILLION));
-        assert!(s[1].dash.is_empty() && !s[0].dash.is_empty());
-
-        // Sweep points: the marker names the point, shades of one hue tell them apart.
-        let s = assign(
-            &[
-                curve("ssi", "SSI", "", 0),
-                curve("faps", "FAPS", "", 0),
-                curve("ssi", "SSI", "", 1),
-                curve("faps", "FAPS", "", 1),
-            ],
-            2,
-        );
-        assert_eq!((s[0].shape, s[1].shape), (Shape::Circle, Shape::Circle));
-        assert_eq!((s[2].shape, s[3].shape), (Shape::Square, Shape::Square));
-        assert_ne!(s[0].colour, s[2].colour);
-        assert_eq!(s[0].dash, s[2].dash);
-        // The shades stay blue: blue the largest channel.
-        for c in [s[0].colour, s[2].colour] {
-            assert!(c.2 > c.0 && c.2 > c.1, "{c:?}");
-        }
-    }
 
     #[test]
     fn shades_run_from_darker_to_lighter() {

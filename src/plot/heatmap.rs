@@ -1,6 +1,6 @@
 //! Heat maps: a grid of cells coloured by value with viridis, a colour bar, optional value
-//! annotations and overlay lines. Layout, axes, titles, fonts and legend are the parent
-//! module's; this file adds the colour map, the cells and the colour bar.
+//! annotations and overlay lines. Layout, axes, titles, fonts and legend come from the other
+//! files of the module; this file adds the colour map, the cells and the colour bar.
 //!
 //! Both axes are in *cell units*: column `i` spans `[i, i+1]` on x, row `j` spans `[j, j+1]`
 //! on y (row 0 at the bottom), and the tick labels sit at cell centres.
@@ -9,12 +9,50 @@ use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
+use super::axes::{draw_axes, draw_frame_and_titles, draw_note, draw_title, place_frame};
+use super::canvas::{dashed, Canvas, Pt};
+use super::legend::{Legend, Swatch};
+use super::output::Figure;
+use super::style::{DASHES, PALETTE};
 use super::ticks::{self, Axis, LinearFormat};
-use super::{
-    dashed, draw_axes, draw_frame_and_titles, draw_note, draw_title, place_frame, Canvas, HeatMap,
-    Legend, Pt, Swatch, AXIS_TITLE_SIZE, DASHES, FRAME, INK, LINE_WIDTH, MARGIN, PALETTE,
-    TICK_SIZE, WIDTH,
-};
+use super::{AXIS_TITLE_SIZE, FRAME, INK, LINE_WIDTH, MARGIN, TICK_SIZE, WIDTH};
+
+/// A grid of cells coloured by value (viridis), e.g. a phase-transition diagram: log10 of the
+/// recovery error over sparsity (x) × rank ratio (y). Cells are annotated with their value
+/// (one decimal) when every annotation fits its cell at a readable size.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HeatMap {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// Column and row labels (the grid's x and y values as text), left→right, bottom→top.
+    /// Labels are thinned out when they would overlap.
+    pub x_ticks: Vec<String>,
+    pub y_ticks: Vec<String>,
+    /// `values[row][col]`, row 0 at the bottom. NaN = not run: drawn grey and hatched, with
+    /// a legend entry. ±∞ take the colours of the ends of the scale (e.g. log10 of a zero
+    /// error). Missing entries (short rows, fewer rows than `y_ticks`) count as NaN.
+    pub values: Vec<Vec<f64>>,
+    /// What the colour bar measures, e.g. "log₁₀ relative error".
+    pub colour_label: String,
+    /// Lines drawn over the grid (e.g. the paper's failure boundary), each with a legend entry.
+    pub overlays: Vec<Overlay>,
+}
+
+/// A polyline over a [`HeatMap`], in cell-index units: cell `(i, j)` (column `i`, row `j`)
+/// spans `[i, i+1]×[j, j+1]`, so its centre is `(i + 0.5, j + 0.5)`. Parts outside the grid
+/// are clipped; a non-finite point breaks the line.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Overlay {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Figure for HeatMap {
+    fn draw<DB: DrawingBackend>(&self, cv: &Canvas<DB>) -> Result<()> {
+        draw_heat_map(cv, self)
+    }
+}
 
 /// Viridis (matplotlib's 256-entry table, van der Walt & Smith 2015), every 17th entry: knots
 /// at `t = k/15`. Linear interpolation between them stays within 7/255 of the full table in
@@ -254,7 +292,7 @@ fn overlay_pieces(points: &[Pt], (n_cols, n_rows): (usize, usize)) -> Vec<Vec<Pt
     pieces
 }
 
-pub(super) fn draw_heat_map<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &HeatMap) -> Result<()> {
+fn draw_heat_map<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &HeatMap) -> Result<()> {
     let mut layout = draw_title(cv, &plot.title)?;
     let widest_row = plot.values.iter().map(Vec::len).max().unwrap_or(0);
     let n_cols = plot.x_ticks.len().max(widest_row);

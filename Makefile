@@ -18,8 +18,9 @@ PROFILE ?= paper
 CARGO_TARGET_DIR ?= $(HOME)/.cache/dpca-bench/target
 # Extra arguments: `make test ARGS='manifest::'`, `make bench ARGS='--save-baseline main'`.
 ARGS ?=
-# Criterion benches to run: every benches/*.rs unless named (`make bench BENCH=rounds`).
-BENCH ?= $(basename $(notdir $(wildcard benches/*.rs)))
+# Criterion bench modules to run (benches/suite/<name>.rs): all unless named (`make bench
+# BENCH=rounds`, or several: BENCH='rounds robust').
+BENCH ?=
 MKL_VERSION ?= 2026.2.0
 MKL_DIR := $(CURDIR)/.deps/mkl
 # The `mpi` feature (rsmpi): Open MPI's headers and mpirun, and libclang for its bindgen.
@@ -155,8 +156,8 @@ numpy-venv: ## NumPy from PyPI into .venv/ (for the rounds bench's NumPy compari
 	fi
 
 bench: deps mkl-fresh numpy-venv ## criterion benches (BENCH=rounds for one)
-	DPCA_BENCH_PYTHON='$(VENV)/bin/python' \
-	  $(CARGO_RUN) bench $(FEATURES) $(addprefix --bench ,$(BENCH)) $(if $(ARGS),-- $(ARGS))
+	DPCA_BENCH_PYTHON='$(VENV)/bin/python' DPCA_BENCH='$(BENCH)' \
+	  $(CARGO_RUN) bench $(FEATURES) --bench suite $(if $(ARGS),-- $(ARGS))
 
 fmt: ## cargo fmt (rewrite)
 	$(CARGO) fmt --all

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One round of SSI, LocalPower (q = 2, Procrustes) and FAPS (5 fixed inner steps) in NumPy,
-for `make bench` to compare with the Rust rounds of benches/rounds.rs at the same sizes.
+for `make bench` to compare with the Rust rounds of benches/suite/rounds.rs at the same sizes.
 
 The rounds do the same arithmetic as src/methods (FAPS keeps A_iA_iᵀX_i from W_i's computation
 for the next round's first product, as the Rust client does), written the way a NumPy user
@@ -10,17 +10,17 @@ The data is a uniform random matrix of the same shape: timing does not depend on
 Usage: numpy_rounds.py N M P D [SAMPLES]. Prints one JSON object: seconds per round (median of
 SAMPLES rounds after one warm-up round) for each method, and the BLAS NumPy uses.
 
-numpy_rounds.py dcfpca N R D K [SAMPLES]: one DCF-PCA round (benches/robust.rs) on an N×N
+numpy_rounds.py dcfpca N R D K [SAMPLES]: one DCF-PCA round (benches/suite/robust.rs) on an N×N
 matrix over D clients (columns split as evenly as the Rust bench splits them), rank R, K local
 steps of one (V, S) sweep and one gradient step each, then the server's weighted average.
 
-numpy_rounds.py cedre D NK K [SAMPLES]: one CEDRE round (benches/families.rs) on a D×(K·NK)
+numpy_rounds.py cedre D NK K [SAMPLES]: one CEDRE round (benches/suite/families.rs) on a D×(K·NK)
 matrix over K machines of NK samples: exchange A (A_kw̃ = X_k(X_kᵀw̃)/n_k, weighted sum, the
 Riemannian gradient), then 5·NK single-sample local steps per machine (a Python loop of vector
 operations: the steps are a chain, each depending on the last) and the sign-fixed average.
 No warm-up round (a round takes seconds of Python; NumPy's BLAS threads are idle in it).
 
-numpy_rounds.py dssal1 N M P D [SAMPLES]: one DSSAL1 round (benches/families.rs): each client a
+numpy_rounds.py dssal1 N M P D [SAMPLES]: one DSSAL1 round (benches/suite/families.rs): each client a
 FAPS client (5 fixed inner steps, the penalty rule, y_i and c_i = ‖W_i‖₂ + β_i), then the
 server's ManPG step by semismooth Newton on the proximal subproblem's dual (as
 src/linalg/stiefel_prox.rs: the same Newton matrix and regularisation; its line search

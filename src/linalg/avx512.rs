@@ -7,7 +7,7 @@
 //! client blocks (n = 2000, 1000 samples, p = 20, one core): the fused A(AᵀX) 93–96 GFLOP/s
 //! with [`at_x_wide`], against 29 for Debian OpenBLAS's two calls (its Haswell kernels, which
 //! it runs on this CPU), 50 with OPENBLAS_CORETYPE=SkylakeX, 35 for NumPy's OpenBLAS, 31–35
-//! for the `gemm` crate (benches/rounds.rs measures it again, against the machine's dgemm).
+//! for the `gemm` crate (benches/suite/rounds.rs measures it again, against the machine's dgemm).
 //!
 //! The bits of each entry are fixed by n, p and the sample order alone, never by the chunking
 //! or the register tiling: in [`at_x_wide`] (p ≥ 4) T[j, q] is one FMA chain over the rows in

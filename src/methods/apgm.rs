@@ -111,29 +111,13 @@ impl Method for Apgm {
     }
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
         let d = whole_matrix(&setup, "APGM")?;
-        let (n, m) = d.dim();
-        let norm2 = spectral_norm(d, setup.seed)?;
-        let zeros = Array2::zeros((n, m));
-        Ok(Box::new(ApgmClient {
-            d,
-            lambda: p.lambda.unwrap_or(1.0 / (n.max(m) as f64).sqrt()),
-            mu: p.mu0_factor * norm2,
-            mu_bar: p.mu_bar_factor * norm2,
-            eta: p.eta,
-            tau: p.lipschitz,
-            t: 1.0,
-            t_prev: 1.0,
-            a: zeros.clone(),
-            e: zeros.clone(),
-            a_prev: zeros.clone(),
-            e_prev: zeros,
-            factors: empty_factors(n, m),
-            hint: FIRST_RANK_HINT,
-        }))
+        Ok(Box::new(ApgmClient::new(p, d, setup.seed)?))
     }
 }
 
-struct ApgmClient<'a> {
+/// The one client of APGM: all of M and the iterates. Public so that the robust bench can run
+/// its iterations with the SVT done its own way ([`ApgmClient::iterate`]).
+pub struct ApgmClient<'a> {
     d: ArrayView2<'a, f64>,
     lambda: f64,
     mu: f64,
@@ -153,16 +137,43 @@ struct ApgmClient<'a> {
     hint: usize,
 }
 
-impl Client for ApgmClient<'_> {
-    /// One iteration; replies the .m file's stopping value ‖[S_A, S_E]‖_F / (τ max(1,
+impl<'a> ApgmClient<'a> {
+    /// The start on M = `d`: ‖M‖₂ by [`spectral_norm`] from `seed`, L = S = 0.
+    pub fn new(p: &Params, d: ArrayView2<'a, f64>, seed: u64) -> Result<Self> {
+        let (n, m) = d.dim();
+        let norm2 = spectral_norm(d, seed)?;
+        let zeros = Array2::zeros((n, m));
+        Ok(ApgmClient {
+            d,
+            lambda: p.lambda.unwrap_or(1.0 / (n.max(m) as f64).sqrt()),
+            mu: p.mu0_factor * norm2,
+            mu_bar: p.mu_bar_factor * norm2,
+            eta: p.eta,
+            tau: p.lipschitz,
+            t: 1.0,
+            t_prev: 1.0,
+            a: zeros.clone(),
+            e: zeros.clone(),
+            a_prev: zeros.clone(),
+            e_prev: zeros,
+            factors: empty_factors(n, m),
+            hint: FIRST_RANK_HINT,
+        })
+    }
+
+    /// One iteration, its SVT done by `svt(argument, threshold τ, rank hint)`: the method
+    /// passes [`svt_factors`]. Returns the .m file's stopping value ‖[S_A, S_E]‖_F / (τ max(1,
     /// ‖[A_{k+1}, E_{k+1}]‖_F)), S_X = τ(Y_X − X_{k+1}) + (A_{k+1} + E_{k+1} − Y_A − Y_E).
-    fn respond(&mut self, _: &Message) -> Result<Message> {
+    pub fn iterate(
+        &mut self,
+        svt: impl FnOnce(ArrayView2<f64>, f64, usize) -> Result<Svd>,
+    ) -> Result<f64> {
         let beta = (self.t_prev - 1.0) / self.t;
         let ya = &self.a + &((&self.a - &self.a_prev) * beta);
         let ye = &self.e + &((&self.e - &self.e_prev) * beta);
         let resid = (&ya + &ye - self.d) / self.tau;
         // The one SVT of the iteration.
-        self.factors = svt_factors((&ya - &resid).view(), self.mu / self.tau, self.hint)?;
+        self.factors = svt((&ya - &resid).view(), self.mu / self.tau, self.hint)?;
         self.hint = next_rank_hint(self.factors.s.len(), self.hint, self.d.ncols());
         let a_next = self.factors.dense();
         let mut e_next = &ye - &resid;
@@ -184,7 +195,19 @@ impl Client for ApgmClient<'_> {
         self.t = 0.5 * (1.0 + (1.0 + 4.0 * self.t * self.t).sqrt());
         self.a_prev = std::mem::replace(&mut self.a, a_next);
         self.e_prev = std::mem::replace(&mut self.e, e_next);
-        Ok(Message::new().with_scalar("residual", crit))
+        Ok(crit)
+    }
+
+    /// Rank of the last SVT's L.
+    pub fn rank(&self) -> usize {
+        self.factors.s.len()
+    }
+}
+
+impl Client for ApgmClient<'_> {
+    fn respond(&mut self, _: &Message) -> Result<Message> {
+        let residual = self.iterate(svt_factors)?;
+        Ok(Message::new().with_scalar("residual", residual))
     }
 
     fn reveal(&self) -> Message {

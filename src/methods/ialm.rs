@@ -90,29 +90,13 @@ impl Method for Ialm {
     }
     fn client<'a>(p: &Params, setup: ClientSetup<'a, '_>) -> Result<Box<dyn Client + 'a>> {
         let d = whole_matrix(&setup, "IALM")?;
-        let (n, m) = d.dim();
-        let lambda = p.lambda.unwrap_or(1.0 / (n.max(m) as f64).sqrt());
-        let norm_two = spectral_norm(d, setup.seed)?;
-        let norm_inf = d.iter().fold(0.0f64, |a, &x| a.max(x.abs())) / lambda;
-        let mu = p.mu0_factor / norm_two;
-        Ok(Box::new(IalmClient {
-            d,
-            d_norm: fro2(d).sqrt(),
-            lambda,
-            mu,
-            mu_bar: mu * p.mu_bar_factor,
-            rho: p.rho,
-            // Y₀ = M/J(M), J(M) = max(‖M‖₂, ‖M‖_∞/λ): dual feasible (the .m file).
-            y: &d / norm_two.max(norm_inf),
-            l: Array2::zeros((n, m)),
-            factors: empty_factors(n, m),
-            s: Array2::zeros((n, m)),
-            hint: FIRST_RANK_HINT,
-        }))
+        Ok(Box::new(IalmClient::new(p, d, setup.seed)?))
     }
 }
 
-struct IalmClient<'a> {
+/// The one client of IALM: all of M and the iterates. Public so that the robust bench can run
+/// its iterations with the SVT done its own way ([`IalmClient::iterate`]).
+pub struct IalmClient<'a> {
     d: ArrayView2<'a, f64>,
     d_norm: f64,
     lambda: f64,
@@ -128,8 +112,36 @@ struct IalmClient<'a> {
     hint: usize,
 }
 
-impl Client for IalmClient<'_> {
-    fn respond(&mut self, _: &Message) -> Result<Message> {
+impl<'a> IalmClient<'a> {
+    /// The start on M = `d`: ‖M‖₂ by [`spectral_norm`] from `seed`, L = S = 0.
+    pub fn new(p: &Params, d: ArrayView2<'a, f64>, seed: u64) -> Result<Self> {
+        let (n, m) = d.dim();
+        let lambda = p.lambda.unwrap_or(1.0 / (n.max(m) as f64).sqrt());
+        let norm_two = spectral_norm(d, seed)?;
+        let norm_inf = d.iter().fold(0.0f64, |a, &x| a.max(x.abs())) / lambda;
+        let mu = p.mu0_factor / norm_two;
+        Ok(IalmClient {
+            d,
+            d_norm: fro2(d).sqrt(),
+            lambda,
+            mu,
+            mu_bar: mu * p.mu_bar_factor,
+            rho: p.rho,
+            // Y₀ = M/J(M), J(M) = max(‖M‖₂, ‖M‖_∞/λ): dual feasible (the .m file).
+            y: &d / norm_two.max(norm_inf),
+            l: Array2::zeros((n, m)),
+            factors: empty_factors(n, m),
+            s: Array2::zeros((n, m)),
+            hint: FIRST_RANK_HINT,
+        })
+    }
+
+    /// One iteration, its SVT done by `svt(argument, threshold τ, rank hint)`: the method
+    /// passes [`svt_factors`]. Returns the stopping value ‖M − L − S‖_F/‖M‖_F.
+    pub fn iterate(
+        &mut self,
+        svt: impl FnOnce(ArrayView2<f64>, f64, usize) -> Result<Svd>,
+    ) -> Result<f64> {
         let inv_mu = 1.0 / self.mu;
         // S = soft(M − L + Y/μ, λ/μ)
         let mut s = &self.d - &self.l + &(&self.y * inv_mu);
@@ -137,13 +149,25 @@ impl Client for IalmClient<'_> {
         self.s = s;
         // L = SVT(M − S + Y/μ, 1/μ): the one SVT of the iteration.
         let arg = &self.d - &self.s + &(&self.y * inv_mu);
-        self.factors = svt_factors(arg.view(), inv_mu, self.hint)?;
+        self.factors = svt(arg.view(), inv_mu, self.hint)?;
         self.l = self.factors.dense();
         self.hint = next_rank_hint(self.factors.s.len(), self.hint, self.d.ncols());
         let z = &self.d - &self.l - &self.s;
         self.y.scaled_add(self.mu, &z);
         self.mu = (self.mu * self.rho).min(self.mu_bar);
-        Ok(Message::new().with_scalar("residual", fro2(z.view()).sqrt() / self.d_norm))
+        Ok(fro2(z.view()).sqrt() / self.d_norm)
+    }
+
+    /// Rank of the last SVT's L.
+    pub fn rank(&self) -> usize {
+        self.factors.s.len()
+    }
+}
+
+impl Client for IalmClient<'_> {
+    fn respond(&mut self, _: &Message) -> Result<Message> {
+        let residual = self.iterate(svt_factors)?;
+        Ok(Message::new().with_scalar("residual", residual))
     }
 
     fn reveal(&self) -> Message {

@@ -1,5 +1,5 @@
 //! What a rank of the MPI backend builds alone ([`problem::share`]) equals, bit for bit, the
-//! same columns of the whole instance rank 0 builds ([`problem::build`]), with its start and
+//! same columns of the whole instance rank 0 builds (`Family::build`), with its start and
 //! client sizes: for every synthetic generator, with the generator's matrix in the cache (rank
 //! 0 put it there) and without (another machine's cache), and for any column range a rank may
 //! hold (client blocks, all, none).

@@ -7,7 +7,7 @@
 //! per-round metrics take it when there is no Gram matrix, and — once, printed — the block-Krylov
 //! reference that replaces the 17.8 GB Gram matrix. Criterion's "thrpt" reads as GFLOP/s.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput};
 use dpca_bench::data::loaders::Csr;
 use dpca_bench::data::matrix::DataMatrix;
 use dpca_bench::fed::Message;
@@ -60,7 +60,7 @@ fn rcv1_like(m: usize) -> Csr {
     Csr::new(FEATURES, indptr, indices, values).expect("valid CSR")
 }
 
-fn benches(c: &mut Criterion) {
+pub fn benches(c: &mut Criterion) {
     force_single_threaded_blas();
     let m = samples();
     let t = Instant::now();
@@ -115,6 +115,3 @@ fn benches(c: &mut Criterion) {
     });
     g.finish();
 }
-
-criterion_group!(sparse, benches);
-criterion_main!(sparse);

@@ -1,6 +1,6 @@
 //! One round of the leading-eigenvector and sparse families' methods at their papers' largest
-//! synthetic sizes, beside this machine's dgemm peak and the same rounds in NumPy, as
-//! benches/rounds.rs does for the subspace family and benches/robust.rs for the robust one:
+//! synthetic sizes, beside this machine's dgemm peak and the same rounds in NumPy, as rounds.rs
+//! does for the subspace family and robust.rs for the robust one:
 //!
 //! - CEDRE at Fig. 3(a)'s largest point (experiments/cedre/fig3a.toml: d = 1000 features, 100
 //!   machines of n_k = 2000 samples, m = 5n_k single-sample local steps, option II): one of the
@@ -24,11 +24,9 @@
 //! a Python loop of vector operations, DSSAL1's products one `@` each on NumPy's multithreaded
 //! BLAS. DPCA_BENCH_SMALL=1 uses the manifests' quick profiles.
 
-mod common;
+use crate::common::{self, heavy, instance, method, peak, row, summary, Row};
 
-use common::{heavy, instance, method, peak, row, summary, Row};
-
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::Criterion;
 use dpca_bench::linalg::force_single_threaded_blas;
 use dpca_bench::spec::Point;
 
@@ -51,13 +49,13 @@ fn cedre_flops(d: usize, sizes: &[usize]) -> f64 {
 
 /// Flops of one DSSAL1 round with 5 fixed inner steps: its clients do a FAPS round's work (5½
 /// products A_i(A_iᵀV) of 4nm_ip flops, one of them reused from the last round, and 96np² of
-/// n×p work each; see benches/rounds.rs); the server's proximal step and retraction are O(np²)
+/// n×p work each; see rounds.rs); the server's proximal step and retraction are O(np²)
 /// per Newton step and not counted.
 fn dssal1_flops(n: usize, m: usize, p: usize, d: usize) -> f64 {
     5.5 * 4.0 * (n * m * p) as f64 + 96.0 * (d * n * p * p) as f64
 }
 
-fn benches(c: &mut Criterion) {
+pub fn benches(c: &mut Criterion) {
     force_single_threaded_blas();
     let (peak_one, peak_all) = peak(c);
     let mut rows = Vec::new();
@@ -137,6 +135,3 @@ fn cedre_step_rate(rows: &[Row], sizes: &[usize]) {
         secs * cores as f64 / steps as f64 * 1e6
     );
 }
-
-criterion_group!(families, benches);
-criterion_main!(families);

@@ -24,17 +24,15 @@
 //! bench runs 10 samples of one round after one warm-up round: criterion's "Unable to complete
 //! 10 samples" warning is expected.
 
-mod common;
+use crate::common::{self, heavy, instance, method, peak, row, summary, Row};
 
-use common::{heavy, instance, method, peak, row, summary, Row};
-
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::Criterion;
 use dpca_bench::data::matrix::Block;
 use dpca_bench::linalg::force_single_threaded_blas;
 use dpca_bench::linalg::gram_product::{chunk_len, gram_times_chunked, kernel, Kernel};
 use rayon::prelude::*;
 
-fn benches(c: &mut Criterion) {
+pub fn benches(c: &mut Criterion) {
     force_single_threaded_blas();
     let (peak_one, peak_all) = peak(c);
     let inst = instance("experiments/faps/table1.toml", |points| &points[0]);
@@ -151,6 +149,3 @@ fn numpy_rounds(n: usize, m: usize, p: usize, d: usize) -> Option<serde_json::Va
     let args = [n, m, p, d, 3].map(|v| v.to_string());
     common::numpy("rounds", &args, &[])
 }
-
-criterion_group!(rounds, benches);
-criterion_main!(rounds);

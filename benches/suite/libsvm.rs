@@ -1,10 +1,10 @@
 //! LIBSVM loading at the acceptance size: 10⁵ samples × 5·10⁴ features at 0.1 % density
 //! (5·10⁶ non-zeros, ≈ 70 MB of text), written to a temporary folder first.
 //!
-//! `make bench ARGS='--bench libsvm'`. Prints the file size and the loaded matrix's heap
+//! `make bench BENCH=libsvm`. Prints the file size and the loaded matrix's heap
 //! bytes per non-zero (memory proportional to the non-zeros: 12 B each + 8 B per sample).
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::Criterion;
 use dpca_bench::data::loaders::libsvm::read_libsvm;
 use rand::{Rng, SeedableRng};
 use std::io::{BufWriter, Write};
@@ -37,7 +37,7 @@ fn write_file(path: &Path) {
     w.flush().unwrap();
 }
 
-fn bench(c: &mut Criterion) {
+pub fn benches(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.svm");
     write_file(&path);
@@ -71,6 +71,3 @@ fn peak_rss_mb() -> Option<f64> {
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1e3)
 }
-
-criterion_group!(benches, bench);
-criterion_main!(benches);

@@ -1,7 +1,7 @@
 //! `dpca methods [NAME]`: the registered methods, or one method's parameters.
 
 use anyhow::Result;
-use dpca_bench::methods::{describe, registry};
+use dpca_bench::methods::{params_doc, registry};
 use dpca_bench::util::columns;
 
 use super::common::UsageError;
@@ -48,7 +48,7 @@ pub fn method_params(name: &str) -> Result<()> {
                 .find(|e| e.name.eq_ignore_ascii_case(name))
         })
         .ok_or_else(|| {
-            let near = describe::closest(name);
+            let near = registry::closest(name);
             let hint = if near.is_empty() {
                 "none is close".to_string()
             } else {
@@ -66,7 +66,7 @@ pub fn method_params(name: &str) -> Result<()> {
     println!("{} — {}", m.name, m.about);
     println!("  family: {}; {runs}", m.family);
     println!("  paper:  {}", m.paper);
-    let params = describe::params(m).map_err(anyhow::Error::msg)?;
+    let params = params_doc::params(m).map_err(anyhow::Error::msg)?;
     if params.is_empty() {
         println!("\nno parameters");
         return Ok(());

@@ -18,26 +18,34 @@ use crate::linalg::svd::{svt_factors, Svd};
 use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array2, ArrayView2, Zip};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct Apgm;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Weight of ‖S‖₁; None = 1/√max(n, m) (lrslibrary APG/run_alg.m).
+    // Weight of ‖S‖₁; None = 1/√max(n, m) (lrslibrary APG/run_alg.m).
+    /// weight λ of ‖S‖₁; unset: 1/√max(n, m)
     pub lambda: Option<f64>,
-    /// μ₀ = mu0_factor·‖M‖₂ (.m file: mu_k = 0.99*norm(D)).
+    // μ₀ = mu0_factor·‖M‖₂ (.m file: mu_k = 0.99*norm(D)).
+    /// start of the continuation μ₀ = mu0_factor·‖M‖₂
     pub mu0_factor: f64,
-    /// μ̄ = mu_bar_factor·‖M‖₂ (.m file: mu_bar = 1e-9*mu_0, mu_0 = norm(D)).
+    // μ̄ = mu_bar_factor·‖M‖₂ (.m file: mu_bar = 1e-9*mu_0, mu_0 = norm(D)).
+    /// floor of the continuation μ̄ = mu_bar_factor·‖M‖₂
     pub mu_bar_factor: f64,
-    /// Continuation μ_{k+1} = max(eta·μ_k, μ̄) (.m file: 0.9).
+    // Continuation μ_{k+1} = max(eta·μ_k, μ̄) (.m file: 0.9).
+    /// continuation μ_{k+1} = max(eta·μ_k, μ̄)
     pub eta: f64,
-    /// Lipschitz constant τ of the smooth part's gradient in (L, S) (.m file: tau_0 = 2).
+    // Lipschitz constant τ of the smooth part's gradient in (L, S) (.m file: tau_0 = 2).
+    /// Lipschitz constant τ of the smooth part's gradient in (L, S)
     pub lipschitz: f64,
-    /// Own criterion on the subgradient residual (.m file header: 1e-7).
+    // Own criterion on the subgradient residual (.m file header: 1e-7).
+    /// own criterion: the subgradient residual falls below tol
     pub tol: f64,
-    /// Iterations before `done` (.m file: maxIter 1000).
+    // Iterations before `done` (.m file: maxIter 1000).
+    /// iterations before the method stops by itself
     pub max_iters: u32,
 }
 
@@ -56,28 +64,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        ("lambda", "weight λ of ‖S‖₁; unset: 1/√max(n, m)"),
-        (
-            "mu0_factor",
-            "start of the continuation μ₀ = mu0_factor·‖M‖₂",
-        ),
-        (
-            "mu_bar_factor",
-            "floor of the continuation μ̄ = mu_bar_factor·‖M‖₂",
-        ),
-        ("eta", "continuation μ_{k+1} = max(eta·μ_k, μ̄)"),
-        (
-            "lipschitz",
-            "Lipschitz constant τ of the smooth part's gradient in (L, S)",
-        ),
-        (
-            "tol",
-            "own criterion: the subgradient residual falls below tol",
-        ),
-        ("max_iters", "iterations before the method stops by itself"),
-    ];
-
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -49,12 +49,13 @@ use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct Cedre;
 
 /// How the server combines the machines' w_m (Algorithm 1, Steps 15–17).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Combine {
     /// Option I: one machine's w_m, chosen at random.
@@ -66,20 +67,21 @@ pub enum Combine {
 }
 
 /// CEDRE parameters; every one can be set in a manifest's `params`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Fixed step size η; unset: the one-round search over `eta_grid` (see the header).
+    // Fixed step size η; unset: the one-round search over `eta_grid` (see the header).
+    /// fixed step size η; unset: searched over eta_grid in the first round
     pub eta: Option<f64>,
-    /// Candidate step sizes of the search, in units of 1/λ̂.
+    /// candidate step sizes of that search, in units of 1/λ̂
     pub eta_grid: Vec<f64>,
-    /// m = steps_per_sample · n_k local steps per round. Paper: 5.
+    /// local steps per round m = steps_per_sample·n_k (paper: 5)
     pub steps_per_sample: f64,
-    /// Single-sample local gradients (the paper's runs) or the full local A_k.
+    /// single-sample local gradients (the paper's runs); false: the full local A_k
     pub stochastic: bool,
-    /// Option I, II or III. Paper: II.
+    /// how iterates are combined: option I "random", II "sign_average" (the paper's), III "geodesic_average"
     pub combine: Combine,
-    /// RST-CEDRE's S: restart every S rounds from a random local iterate; unset: CEDRE.
+    /// RST-CEDRE: restart from a random local iterate every S rounds; unset: CEDRE
     pub restart_rounds: Option<u32>,
 }
 
@@ -97,15 +99,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        ("eta", "fixed step size η; unset: searched over eta_grid in the first round"),
-        ("eta_grid", "candidate step sizes of that search, in units of 1/λ̂"),
-        ("steps_per_sample", "local steps per round m = steps_per_sample·n_k (paper: 5)"),
-        ("stochastic", "single-sample local gradients (the paper's runs); false: the full local A_k"),
-        ("combine", "how iterates are combined: option I \"random\", II \"sign_average\" (the paper's), III \"geodesic_average\""),
-        ("restart_rounds", "RST-CEDRE: restart from a random local iterate every S rounds; unset: CEDRE"),
-    ];
-
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -24,7 +24,7 @@
 //! Z-step runs to ‖D‖_F ≤ z_tol·√(np) or z_iters iterations. No own stopping criterion: the
 //! runner stops it on the family's stationarity like its peers.
 
-use super::manpg::{self, iterate, local_norm2, mu_of, LineSearch};
+use super::manpg::{iterate, local_norm2, mu_of, LineSearch};
 use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, Client, Message, Network};
@@ -33,17 +33,22 @@ use crate::spec::Kind;
 use anyhow::{Context, Result};
 use ndarray::{Array2, ArrayView2};
 use ndarray_linalg::{Diag, SolveTriangular, UPLO};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// β_i = beta0·‖A_i‖₂² (> 2: the local recursion contracts only for β_i > 2‖A_i‖₂²).
+    // β_i = beta0·‖A_i‖₂² (> 2: the local recursion contracts only for β_i > 2‖A_i‖₂²).
+    /// penalty β_i = beta0·‖A_i‖₂²; > 2, else the local recursion does not contract
     pub beta0: f64,
-    /// The server's Z-step: ManPG iterations and tolerance (per √(np)).
+    /// ManPG iterations of the server's Z-step per round
     pub z_iters: usize,
+    /// tolerance of the Z-step (per √(np))
     pub z_tol: f64,
+    /// the Armijo backtracking of the ManPG step: a table, all three keys required
     pub line_search: LineSearch,
+    /// power steps each client spends estimating ‖A_i‖₂
     pub power_iters: usize,
 }
 
@@ -60,26 +65,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        (
-            "beta0",
-            "penalty β_i = beta0·‖A_i‖₂²; > 2, else the local recursion does not contract",
-        ),
-        (
-            "z_iters",
-            "ManPG iterations of the server's Z-step per round",
-        ),
-        ("z_tol", "tolerance of the Z-step (per √(np))"),
-        manpg::DOC_LINE_SEARCH[0],
-        manpg::DOC_LINE_SEARCH[1],
-        manpg::DOC_LINE_SEARCH[2],
-        manpg::DOC_LINE_SEARCH[3],
-        (
-            "power_iters",
-            "power steps each client spends estimating ‖A_i‖₂",
-        ),
-    ];
-
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         super::manpg::check_line_search(&self.line_search)?;

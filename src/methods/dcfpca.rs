@@ -20,6 +20,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array2, ArrayView2, ShapeBuilder, Zip};
 use ndarray_linalg::InverseC;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::marker::PhantomData;
 
@@ -59,27 +60,35 @@ impl Defaults for CfPca {
 }
 
 /// Parameters of DCF-PCA and CF-PCA (defaults from `D`).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(
     deny_unknown_fields,
     default,
     bound(serialize = "", deserialize = "D: Defaults")
 )]
+#[schemars(bound = "D: Defaults")]
 pub struct Params<D> {
-    /// Local steps K per round (the script's `--tau`).
+    // Local steps K per round (the script's `--tau`).
+    /// local steps K per round
     pub local_steps: u32,
-    /// η₀ of η_t = η₀/√(t+1) (the script's `--lr`, decayed as lr0/np.sqrt(epoch+1)).
+    // η₀ of η_t = η₀/√(t+1) (the script's `--lr`, decayed as lr0/np.sqrt(epoch+1)).
+    /// step size η_t = eta0/√(t+1)
     pub eta0: f64,
-    /// Weight λ of ‖S‖₁ (the script's `--mu0`, its rho2).
+    // Weight λ of ‖S‖₁ (the script's `--mu0`, its rho2).
+    /// weight λ of ‖S‖₁
     pub lambda: f64,
-    /// Weight ρ of the factor penalty, as a multiple of the script's 1/√min(n, m) (its rho1):
-    /// ρ = rho_scale/√min(n, m), so a setting means the same at every size.
+    // Weight ρ of the factor penalty, as a multiple of the script's 1/√min(n, m) (its rho1):
+    // ρ = rho_scale/√min(n, m), so a setting means the same at every size.
+    /// factor penalty ρ = rho_scale/√min(n, m)
     pub rho_scale: f64,
-    /// Own criterion: ‖U_t − U_{t−1}‖_F / ‖U_{t−1}‖_F < tol (the script's 1e-5).
+    // Own criterion: ‖U_t − U_{t−1}‖_F / ‖U_{t−1}‖_F < tol (the script's 1e-5).
+    /// own criterion: ‖U_t − U_{t−1}‖_F/‖U_{t−1}‖_F < tol
     pub tol: f64,
-    /// Rounds before `done` (the script's epochs).
+    // Rounds before `done` (the script's epochs).
+    /// rounds before the method stops by itself
     pub max_rounds: u32,
-    /// Alternating (V, S) sweeps per local step: the script does one.
+    // Alternating (V, S) sweeps per local step: the script does one.
+    /// alternating (V, S) sweeps per local step
     pub inner_sweeps: u32,
     #[serde(skip)]
     method: PhantomData<fn() -> D>,
@@ -101,16 +110,6 @@ impl<D: Defaults> Default for Params<D> {
 }
 
 impl<D: Defaults> super::Params for Params<D> {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        ("local_steps", "local steps K per round"),
-        ("eta0", "step size η_t = eta0/√(t+1)"),
-        ("lambda", "weight λ of ‖S‖₁"),
-        ("rho_scale", "factor penalty ρ = rho_scale/√min(n, m)"),
-        ("tol", "own criterion: ‖U_t − U_{t−1}‖_F/‖U_{t−1}‖_F < tol"),
-        ("max_rounds", "rounds before the method stops by itself"),
-        ("inner_sweeps", "alternating (V, S) sweeps per local step"),
-    ];
-
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

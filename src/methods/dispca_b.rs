@@ -49,15 +49,16 @@ use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ShapeBuilder};
 use rand::Rng;
 use rand_distr::StandardNormal;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct DisPcaB;
 
 /// DisPCA-B parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Sketch width ξ: columns of Ω (capped at D).
+    /// sketch width ξ: columns of the shared Gaussian Ω (capped at D)
     pub xi: usize,
 }
 
@@ -68,11 +69,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[(
-        "xi",
-        "sketch width ξ: columns of the shared Gaussian Ω (capped at D)",
-    )];
-
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.xi == 0 {
             return Err(("xi", "must be at least 1".into()));

@@ -36,15 +36,16 @@ use crate::linalg::svd::partial_svd;
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct DisPcaL;
 
 /// DisPCA-L parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Scaled singular vectors each machine sends (capped at min(D, n_k)). Manifests sweep it.
+    /// scaled singular vectors each machine sends (capped at min(D, n_k))
     pub t: usize,
 }
 
@@ -55,11 +56,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[(
-        "t",
-        "scaled singular vectors each machine sends (capped at min(D, n_k))",
-    )];
-
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.t == 0 {
             return Err(("t", "must be at least 1".into()));

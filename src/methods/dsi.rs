@@ -78,12 +78,13 @@ use crate::linalg::svd::thin_svd;
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct Dsi;
 
 /// How each inner iteration picks its direction from p = C⁻¹r.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Solver {
     /// Preconditioned steepest descent: d = p, exact line search.
@@ -93,17 +94,18 @@ pub enum Solver {
 }
 
 /// DSI parameters; every one can be set in a manifest's `params`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Shift margin δ̂ = gap_factor · machine 1's local eigengap; λ = ρ̂ + δ̂.
+    /// shift margin δ̂ = gap_factor·machine 1's local eigengap; shift λ = ρ̂ + δ̂
     pub gap_factor: f64,
-    /// Preconditioner regularisation μ; unset: √(b₁ λ₁(A_1) ln D / n₁).
+    /// preconditioner regularisation μ; unset: √(b₁λ₁(A_1) ln D / n₁)
     pub mu: Option<f64>,
+    /// inner solver: "gd" (preconditioned steepest descent) or "cg" (conjugate gradients)
     pub solver: Solver,
-    /// Stop the inner solve at ‖r_t‖ ≤ inner_tol · ‖r_0‖.
+    /// the inner solve stops at ‖r_t‖ ≤ inner_tol·‖r_0‖
     pub inner_tol: f64,
-    /// At most this many inner iterations (two rounds each) per outer iteration.
+    /// inner iterations (two rounds each) per outer iteration, at most
     pub max_inner: usize,
 }
 
@@ -120,14 +122,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        ("gap_factor", "shift margin δ̂ = gap_factor·machine 1's local eigengap; shift λ = ρ̂ + δ̂"),
-        ("mu", "preconditioner regularisation μ; unset: √(b₁λ₁(A_1) ln D / n₁)"),
-        ("solver", "inner solver: \"gd\" (preconditioned steepest descent) or \"cg\" (conjugate gradients)"),
-        ("inner_tol", "the inner solve stops at ‖r_t‖ ≤ inner_tol·‖r_0‖"),
-        ("max_inner", "inner iterations (two rounds each) per outer iteration, at most"),
-    ];
-
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

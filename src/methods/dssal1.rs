@@ -31,39 +31,49 @@ use crate::linalg::manifold::stiefel_retract_polar;
 use crate::spec::Kind;
 use anyhow::{bail, Result};
 use ndarray::Array2;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// DSSAL1's parameters: the server's step and stop, and its clients' FAPS parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// η = eta_scale / Σ_i (‖Λ_i‖₂ + β_i).
+    /// server step η = eta_scale / Σ_i (‖Λ_i‖₂ + β_i)
     pub eta_scale: f64,
-    /// Own criterion ‖D‖_F ≤ tol·√(np).
+    /// own criterion ‖D‖_F ≤ tol·√(np)
     pub tol: f64,
-    /// The local eigensolver's stopping rule, as FAPS's `inner`.
+    /// local eigensolver's stopping rule: "rule" (26), "fixed" steps or "kkt" (14)
     pub inner: InnerRule,
-    /// Relative-change tolerance of `inner = "rule"`.
+    /// tolerance ε_x of rule (26): stop at ‖X(j) − X(j−1)‖_F ≤ ε_x‖X(j)‖_F
     pub eps_x: f64,
+    /// local steps per round when inner = "fixed"
     pub inner_steps: u32,
+    /// residual reduction δ of condition (14) when inner = "kkt"
     pub delta: f64,
+    /// cap on local steps per round for the adaptive rules
     pub max_inner: u32,
-    /// β_i⁽⁰⁾ = beta0·‖A_i‖₂² (the spec's CHOICE 0.15, FAPS's).
+    // β_i⁽⁰⁾ = beta0·‖A_i‖₂² (the spec's CHOICE 0.15, FAPS's).
+    /// initial penalty β_i = beta0·‖A_i‖₂²
     pub beta0: f64,
-    /// FAPS's penalty rule (25): every `period` rounds β_i ← (1+θ)β_i unless d_i fell by a
-    /// factor (1 + penalty_mu).
+    // FAPS's penalty rule (25): every `period` rounds β_i ← (1+θ)β_i unless d_i fell by a
+    // factor (1 + penalty_mu).
+    /// penalty rule (25): every `period` rounds β ← (1+θ)β unless d fell enough
     pub theta: f64,
-    /// The rule stops at β_i = beta_max·‖A_i‖₂² (CHOICE, 1; the spec has no cap). Without one
-    /// the rule ran away: with the ℓ1 term Z moves every round, d_i tracks that motion rather
-    /// than the consensus error and stops falling 1 % per period, so β_i grew by 1.1 every 5
-    /// rounds (Σc_i from 1 to 3e10 in 3000 rounds at the quick sizes), η = 1/Σc_i went to 0 and
-    /// Z froze at stationarity 6e-5. Measured at the quick sizes of experiments/dssal1: cap 0.3
-    /// fails (the penalty is too weak: 3000 rounds), 0.5 and 1 both reach the target (p = 5:
-    /// 723 and 1036 rounds; elsewhere within 6 %); fixed β (θ = 0, the theory's) needs
-    /// β_i ≥ 0.5‖A_i‖₂² and 1.3–4× more rounds. 1 keeps a margin over the failing 0.3.
+    // The rule stops at β_i = beta_max·‖A_i‖₂² (CHOICE, 1; the spec has no cap). Without one
+    // the rule ran away: with the ℓ1 term Z moves every round, d_i tracks that motion rather
+    // than the consensus error and stops falling 1 % per period, so β_i grew by 1.1 every 5
+    // rounds (Σc_i from 1 to 3e10 in 3000 rounds at the quick sizes), η = 1/Σc_i went to 0 and
+    // Z froze at stationarity 6e-5. Measured at the quick sizes of experiments/dssal1: cap 0.3
+    // fails (the penalty is too weak: 3000 rounds), 0.5 and 1 both reach the target (p = 5:
+    // 723 and 1036 rounds; elsewhere within 6 %); fixed β (θ = 0, the theory's) needs
+    // β_i ≥ 0.5‖A_i‖₂² and 1.3–4× more rounds. 1 keeps a margin over the failing 0.3.
+    /// cap of the penalty rule: β_i ≤ beta_max·‖A_i‖₂²
     pub beta_max: f64,
+    /// penalty rule: β is kept when d fell by a factor (1 + penalty_mu)
     pub penalty_mu: f64,
+    /// rounds between checks of the penalty rule
     pub period: usize,
+    /// power steps each client spends estimating ‖A_i‖₂
     pub power_iters: usize,
 }
 
@@ -108,31 +118,6 @@ impl Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        (
-            "eta_scale",
-            "server step η = eta_scale / Σ_i (‖Λ_i‖₂ + β_i)",
-        ),
-        ("tol", "own criterion ‖D‖_F ≤ tol·√(np)"),
-        faps::DOC_INNER,
-        faps::DOC_EPS_X,
-        faps::DOC_INNER_STEPS,
-        faps::DOC_DELTA,
-        faps::DOC_MAX_INNER,
-        faps::DOC_BETA0,
-        faps::DOC_THETA,
-        (
-            "beta_max",
-            "cap of the penalty rule: β_i ≤ beta_max·‖A_i‖₂²",
-        ),
-        (
-            "penalty_mu",
-            "penalty rule: β is kept when d fell by a factor (1 + penalty_mu)",
-        ),
-        faps::DOC_PERIOD,
-        faps::DOC_POWER_ITERS,
-    ];
-
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if !(self.eta_scale > 0.0 && self.eta_scale.is_finite()) {

@@ -19,10 +19,11 @@ use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How the local eigenproblem is solved inexactly.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum InnerRule {
     /// The paper's rule (26): stop when ‖X(j) − X(j−1)‖_F ≤ eps_x ‖X(j)‖_F.
@@ -34,31 +35,37 @@ pub enum InnerRule {
 }
 
 /// FAPS parameters; every one can be set in a manifest's `params`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
+    /// local eigensolver's stopping rule: "rule" (26), "fixed" steps or "kkt" (14)
     pub inner: InnerRule,
-    /// Tolerance ε_x of rule (26).
+    /// tolerance ε_x of rule (26): stop at ‖X(j) − X(j−1)‖_F ≤ ε_x‖X(j)‖_F
     pub eps_x: f64,
-    /// Steps per round for `inner = "fixed"`.
+    /// local steps per round when inner = "fixed"
     pub inner_steps: u32,
-    /// Residual reduction δ of condition (14) for `inner = "kkt"`.
+    /// residual reduction δ of condition (14) when inner = "kkt"
     pub delta: f64,
-    /// Cap on inner steps for the adaptive rules.
+    /// cap on local steps per round for the adaptive rules
     pub max_inner: u32,
-    /// β_i⁽⁰⁾ = beta0 · ‖A_i‖₂².
+    /// initial penalty β_i = beta0·‖A_i‖₂²
     pub beta0: f64,
-    /// Penalty rule (25): every `period` iterations, β ← (1+θ)β unless d fell by a factor (1+μ).
+    // Penalty rule (25): every `period` iterations, β ← (1+θ)β unless d fell by a factor (1+μ).
+    /// penalty rule (25): every `period` rounds β ← (1+θ)β unless d fell enough
     pub theta: f64,
+    /// penalty rule: β is kept when d fell by a factor (1 + mu)
     pub mu: f64,
+    /// rounds between checks of the penalty rule
     pub period: usize,
-    /// Power steps to estimate ‖A_i‖₂ for β⁽⁰⁾.
+    // Power steps to estimate ‖A_i‖₂ for β⁽⁰⁾.
+    /// power steps each client spends estimating ‖A_i‖₂
     pub power_iters: usize,
-    /// Cap of rule (25): β_i ≤ beta_max·‖A_i‖₂². Unset (the default, the paper's rule): no cap.
-    /// Left out of the resolved parameters when unset, so runs without it keep their
-    /// fingerprints. Why a cap can matter: once d_i stops falling by (1+μ) per period (a slow
-    /// tail, or clients whose data differ), β grows ×(1+θ) every period without end, X_i is
-    /// pinned to Z and FAPS freezes (fig1a/fig1b on Gaussian data, fig4 at the paper's size).
+    // Cap of rule (25): β_i ≤ beta_max·‖A_i‖₂². Unset (the default, the paper's rule): no cap.
+    // Left out of the resolved parameters when unset, so runs without it keep their
+    // fingerprints. Why a cap can matter: once d_i stops falling by (1+μ) per period (a slow
+    // tail, or clients whose data differ), β grows ×(1+θ) every period without end, X_i is
+    // pinned to Z and FAPS freezes (fig1a/fig1b on Gaussian data, fig4 at the paper's size).
+    /// cap of the penalty rule: β_i ≤ beta_max·‖A_i‖₂² (FAPS: unset, no cap, the paper's rule)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub beta_max: Option<f64>,
 }
@@ -81,60 +88,7 @@ impl Default for Params {
     }
 }
 
-// Meanings of the parameters DSSAL1 shares with FAPS (its X_i-step is FAPS's local solve).
-pub(crate) const DOC_INNER: (&str, &str) = (
-    "inner",
-    "local eigensolver's stopping rule: \"rule\" (26), \"fixed\" steps or \"kkt\" (14)",
-);
-pub(crate) const DOC_EPS_X: (&str, &str) = (
-    "eps_x",
-    "tolerance ε_x of rule (26): stop at ‖X(j) − X(j−1)‖_F ≤ ε_x‖X(j)‖_F",
-);
-pub(crate) const DOC_INNER_STEPS: (&str, &str) = (
-    "inner_steps",
-    "local steps per round when inner = \"fixed\"",
-);
-pub(crate) const DOC_DELTA: (&str, &str) = (
-    "delta",
-    "residual reduction δ of condition (14) when inner = \"kkt\"",
-);
-pub(crate) const DOC_MAX_INNER: (&str, &str) = (
-    "max_inner",
-    "cap on local steps per round for the adaptive rules",
-);
-pub(crate) const DOC_BETA0: (&str, &str) = ("beta0", "initial penalty β_i = beta0·‖A_i‖₂²");
-pub(crate) const DOC_THETA: (&str, &str) = (
-    "theta",
-    "penalty rule (25): every `period` rounds β ← (1+θ)β unless d fell enough",
-);
-pub(crate) const DOC_PERIOD: (&str, &str) = ("period", "rounds between checks of the penalty rule");
-pub(crate) const DOC_BETA_MAX: (&str, &str) = (
-    "beta_max",
-    "cap of the penalty rule: β_i ≤ beta_max·‖A_i‖₂² (FAPS: unset, no cap, the paper's rule)",
-);
-pub(crate) const DOC_POWER_ITERS: (&str, &str) = (
-    "power_iters",
-    "power steps each client spends estimating ‖A_i‖₂",
-);
-
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        DOC_INNER,
-        DOC_EPS_X,
-        DOC_INNER_STEPS,
-        DOC_DELTA,
-        DOC_MAX_INNER,
-        DOC_BETA0,
-        DOC_THETA,
-        (
-            "mu",
-            "penalty rule: β is kept when d fell by a factor (1 + mu)",
-        ),
-        DOC_PERIOD,
-        DOC_POWER_ITERS,
-        DOC_BETA_MAX,
-    ];
-
     /// Reject values no run could use; the error names the parameter.
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]

@@ -28,6 +28,7 @@ use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::{concatenate, Array2, ArrayView2, Axis};
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug)]
@@ -35,19 +36,22 @@ pub struct Faspca;
 
 /// Parameters; the paper's experiments set λ per figure (50 in fig. 2, 60 in fig. 5, 170 in
 /// Table 1) and ρ = 1000 throughout.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Weight λ of ‖z‖₁ (the master's soft threshold is λ/(Kρ)).
+    /// weight λ of ‖z‖₁ (the master's soft threshold is λ/(Kρ))
     pub lambda: f64,
-    /// Per-loading λ overriding `lambda` (fig. 7: 60 for the first loading, 600 for the second).
+    // Per-loading λ overriding `lambda` (fig. 7: 60 for the first loading, 600 for the second).
+    /// one λ per loading, overriding lambda; empty: lambda for all
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lambda_per_loading: Vec<f64>,
-    /// ADMM penalty ρ.
+    /// ADMM penalty ρ
     pub rho: f64,
-    /// Stop a loading when the primal residual and the change of z are both ≤ tol (CHOICE).
+    // Stop a loading when the primal residual and the change of z are both ≤ tol (CHOICE).
+    /// a loading stops when the primal residual and the change of z are both ≤ tol
     pub tol: f64,
-    /// Rounds after which a loading other than the last stops regardless (CHOICE).
+    // Rounds after which a loading other than the last stops regardless (CHOICE).
+    /// rounds after which a loading other than the last stops regardless
     pub max_rounds_per_loading: u32,
 }
 
@@ -64,26 +68,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        (
-            "lambda",
-            "weight λ of ‖z‖₁ (the master's soft threshold is λ/(Kρ))",
-        ),
-        (
-            "lambda_per_loading",
-            "one λ per loading, overriding lambda; empty: lambda for all",
-        ),
-        ("rho", "ADMM penalty ρ"),
-        (
-            "tol",
-            "a loading stops when the primal residual and the change of z are both ≤ tol",
-        ),
-        (
-            "max_rounds_per_loading",
-            "rounds after which a loading other than the last stops regardless",
-        ),
-    ];
-
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));

@@ -85,6 +85,7 @@ use crate::spec::Kind;
 use anyhow::{bail, Result};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Step reductions tried per RGD iteration before giving up (0.5⁶⁰ ≈ 1e-18 of the first trial).
@@ -97,36 +98,48 @@ const ROUNDING: f64 = 100.0;
 pub struct Fsspca;
 
 /// FSSPCA parameters; every one can be set in a manifest's `params`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// λ1, weight of the smoothed ℓ1 r(w_i) at the workers. Paper: 10 (WDBC*, figs. 4–5,
-    /// table 1); 10–50 on synthetic data.
+    // λ1, weight of the smoothed ℓ1 r(w_i) at the workers. Paper: 10 (WDBC*, figs. 4–5,
+    // table 1); 10–50 on synthetic data.
+    /// weight λ1 of the smoothed ℓ1 at the workers (paper: 10; 10–50 synthetic)
     pub lambda1: f64,
-    /// λ2, weight of ‖z‖₁ at the master. Paper: 30 (WDBC*, figs. 4–5); 100–300 synthetic.
+    // λ2, weight of ‖z‖₁ at the master. Paper: 30 (WDBC*, figs. 4–5); 100–300 synthetic.
+    /// weight λ2 of ‖z‖₁ at the master (paper: 30; 100–300 synthetic)
     pub lambda2: f64,
-    /// ρ, the ADMM penalty. Paper: 1000 in every experiment. Needs ρ ≳ 2‖C_i‖ to converge (see
-    /// the header on scale).
+    // ρ, the ADMM penalty. Paper: 1000 in every experiment. Needs ρ ≳ 2‖C_i‖ to converge (see
+    // the header on scale).
+    /// ADMM penalty ρ (paper: 1000); needs ρ ≳ 2‖C_i‖ to converge
     pub rho: f64,
-    /// μ, the smoothing width of ψ_μ (7). Paper: 1e-3.
+    // μ, the smoothing width of ψ_μ (7). Paper: 1e-3.
+    /// smoothing width μ of ψ_μ (paper: 1e-3)
     pub mu: f64,
-    /// Maximum RGD iterations per worker and round. CHOICE (paper silent).
+    // Maximum RGD iterations per worker and round. CHOICE (paper silent).
+    /// Riemannian gradient steps per worker and round, at most
     pub inner_max: u32,
-    /// RGD stops when ‖grad‖_F ≤ inner_tol·‖grad‖_F at the round's first iterate. CHOICE.
+    // RGD stops when ‖grad‖_F ≤ inner_tol·‖grad‖_F at the round's first iterate. CHOICE.
+    /// a worker stops when ‖grad‖_F fell by inner_tol within the round
     pub inner_tol: f64,
-    /// c1 of the Armijo condition (15). CHOICE (a textbook value).
+    // c1 of the Armijo condition (15). CHOICE (a textbook value).
+    /// constant c1 of the Armijo condition (15)
     pub armijo_c1: f64,
-    /// Step reduction factor of the backtracking. CHOICE.
+    // Step reduction factor of the backtracking. CHOICE.
+    /// step reduction factor of the backtracking
     pub backtrack: f64,
-    /// Own criterion: √((1/K)Σ‖w_i − z‖²_F) ≤ tol and ‖z − z_prev‖_F ≤ tol. CHOICE (the paper
-    /// gives no stopping rule).
+    // Own criterion: √((1/K)Σ‖w_i − z‖²_F) ≤ tol and ‖z − z_prev‖_F ≤ tol. CHOICE (the paper
+    // gives no stopping rule).
+    /// own criterion: consensus error and change of z both ≤ tol
     pub tol: f64,
-    /// Rounds after which a deflation stage ends even if its criterion does not hold, to move
-    /// on to the next loadings. CHOICE. The last (or only) stage runs until the run's stop rule.
+    // Rounds after which a deflation stage ends even if its criterion does not hold, to move
+    // on to the next loadings. CHOICE. The last (or only) stage runs until the run's stop rule.
+    /// rounds after which a deflation stage (not the last) ends regardless
     pub max_rounds_per_stage: u32,
-    /// Loadings per deflation stage (Algorithm 4): 0 = all r at once (the paper's default use).
+    // Loadings per deflation stage (Algorithm 4): 0 = all r at once (the paper's default use).
+    /// loadings per deflation stage; 0: all at once
     pub stage_size: usize,
-    /// λ2 of each stage (Algorithm 4's λ_2j), one per stage; empty = `lambda2` for every stage.
+    // λ2 of each stage (Algorithm 4's λ_2j), one per stage; empty = `lambda2` for every stage.
+    /// λ2 of each deflation stage; empty: lambda2 for every stage
     pub lambda2_per_stage: Vec<f64>,
 }
 
@@ -150,45 +163,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        (
-            "lambda1",
-            "weight λ1 of the smoothed ℓ1 at the workers (paper: 10; 10–50 synthetic)",
-        ),
-        (
-            "lambda2",
-            "weight λ2 of ‖z‖₁ at the master (paper: 30; 100–300 synthetic)",
-        ),
-        (
-            "rho",
-            "ADMM penalty ρ (paper: 1000); needs ρ ≳ 2‖C_i‖ to converge",
-        ),
-        ("mu", "smoothing width μ of ψ_μ (paper: 1e-3)"),
-        (
-            "inner_max",
-            "Riemannian gradient steps per worker and round, at most",
-        ),
-        (
-            "inner_tol",
-            "a worker stops when ‖grad‖_F fell by inner_tol within the round",
-        ),
-        ("armijo_c1", "constant c1 of the Armijo condition (15)"),
-        ("backtrack", "step reduction factor of the backtracking"),
-        (
-            "tol",
-            "own criterion: consensus error and change of z both ≤ tol",
-        ),
-        (
-            "max_rounds_per_stage",
-            "rounds after which a deflation stage (not the last) ends regardless",
-        ),
-        ("stage_size", "loadings per deflation stage; 0: all at once"),
-        (
-            "lambda2_per_stage",
-            "λ2 of each deflation stage; empty: lambda2 for every stage",
-        ),
-    ];
-
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -18,25 +18,32 @@ use anyhow::{anyhow, bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::Rng;
 use rand_distr::StandardNormal;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct Ialm;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Weight of ‖S‖₁; None = 1/√max(n, m) (Candès et al.; the .m file's 1/√(rows) is the
-    /// same on square problems).
+    // Weight of ‖S‖₁; None = 1/√max(n, m) (Candès et al.; the .m file's 1/√(rows) is the
+    // same on square problems).
+    /// weight λ of ‖S‖₁; unset: 1/√max(n, m)
     pub lambda: Option<f64>,
-    /// μ₀ = mu0_factor/‖M‖₂ (.m file: 1.25).
+    // μ₀ = mu0_factor/‖M‖₂ (.m file: 1.25).
+    /// start μ₀ = mu0_factor/‖M‖₂
     pub mu0_factor: f64,
-    /// μ_{k+1} = min(ρμ_k, μ̄) (.m file: 1.5).
+    // μ_{k+1} = min(ρμ_k, μ̄) (.m file: 1.5).
+    /// growth μ_{k+1} = min(ρμ_k, μ̄)
     pub rho: f64,
-    /// μ̄ = mu_bar_factor·μ₀ (.m file: 1e7).
+    // μ̄ = mu_bar_factor·μ₀ (.m file: 1e7).
+    /// ceiling μ̄ = mu_bar_factor·μ₀
     pub mu_bar_factor: f64,
-    /// Own criterion ‖M − L − S‖_F/‖M‖_F < tol (.m file: 1e-7).
+    // Own criterion ‖M − L − S‖_F/‖M‖_F < tol (.m file: 1e-7).
+    /// own criterion ‖M − L − S‖_F/‖M‖_F < tol
     pub tol: f64,
-    /// Iterations before `done` (.m file: maxIter 1000).
+    // Iterations before `done` (.m file: maxIter 1000).
+    /// iterations before the method stops by itself
     pub max_iters: u32,
 }
 
@@ -54,15 +61,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        ("lambda", "weight λ of ‖S‖₁; unset: 1/√max(n, m)"),
-        ("mu0_factor", "start μ₀ = mu0_factor/‖M‖₂"),
-        ("rho", "growth μ_{k+1} = min(ρμ_k, μ̄)"),
-        ("mu_bar_factor", "ceiling μ̄ = mu_bar_factor·μ₀"),
-        ("tol", "own criterion ‖M − L − S‖_F/‖M‖_F < tol"),
-        ("max_iters", "iterations before the method stops by itself"),
-    ];
-
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -45,17 +45,18 @@ use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, ArrayView1, Axis};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct Ilea;
 
 /// ILEA parameters; every one can be set in a manifest's `params`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Stop the local solve at ‖grad f̃‖ ≤ local_tol · ‖∇̃F(θ_s)‖.
+    /// the local solve stops at ‖grad f̃‖ ≤ local_tol·‖∇̃F(θ_s)‖
     pub local_tol: f64,
-    /// At most this many local gradient steps per round.
+    /// local gradient steps per round, at most
     pub max_local_steps: usize,
 }
 
@@ -69,14 +70,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        (
-            "local_tol",
-            "the local solve stops at ‖grad f̃‖ ≤ local_tol·‖∇̃F(θ_s)‖",
-        ),
-        ("max_local_steps", "local gradient steps per round, at most"),
-    ];
-
     // `!(x >= 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -18,10 +18,11 @@ use crate::linalg::procrustes::{procrustes, sign_align};
 use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array2, ArrayView2};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How clients' bases are aligned before summing (only while q > 1).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Align {
     /// Orthogonal Procrustes transformation, eq. (4) of the LocalPower paper.
@@ -32,15 +33,17 @@ pub enum Align {
     None,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Local power steps per communication at the start (FAPS §5.3: 8).
+    /// local power steps per communication at the start (FAPS §5.3: 8)
     pub q0: u32,
-    /// Halve q after every `halve_every` communications until it reaches 1.
+    /// halve q every halve_every communications until it reaches 1
     pub decay: bool,
-    /// Communications between halvings of q (FAPS §5.3: 1, "halves q every round").
+    // Communications between halvings of q (FAPS §5.3: 1, "halves q every round").
+    /// communications between halvings of q
     pub halve_every: u32,
+    /// alignment of local bases: "procrustes" (4), "sign" (5) or "none"
     pub align: Align,
 }
 
@@ -56,22 +59,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        (
-            "q0",
-            "local power steps per communication at the start (FAPS §5.3: 8)",
-        ),
-        (
-            "decay",
-            "halve q every halve_every communications until it reaches 1",
-        ),
-        ("halve_every", "communications between halvings of q"),
-        (
-            "align",
-            "alignment of local bases: \"procrustes\" (4), \"sign\" (5) or \"none\"",
-        ),
-    ];
-
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.q0 == 0 {
             return Err(("q0", "must be >= 1".into()));

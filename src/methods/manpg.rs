@@ -30,20 +30,22 @@ use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Accuracy of the proximal subproblem (its dual residual ‖E(Λ)‖_F).
 pub const PROX_TOL: f64 = 1e-12;
 
 /// The line search of one ManPG iteration.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LineSearch {
-    /// Sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t.
+    /// sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t
     pub armijo: f64,
-    /// Backtracking factor γ: α ← γα.
+    /// backtracking factor γ: α ← γα
     pub shrink: f64,
-    /// Halvings before the step is taken anyway (ManPG's code caps them too).
+    // Halvings before the step is taken anyway (ManPG's code caps them too).
+    /// backtracks before the step is taken anyway
     pub max_backtracks: u32,
 }
 
@@ -149,15 +151,17 @@ pub fn centralised(
 }
 
 /// Federated ManPG parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// t = t_scale / Σ_i ‖A_i‖₂².
+    /// step t = t_scale / Σ_i ‖A_i‖₂²
     pub t_scale: f64,
+    /// the Armijo backtracking of the ManPG step: a table, all three keys required
     pub line_search: LineSearch,
-    /// Own stopping criterion: ‖D‖_F ≤ tol·√(np) with the server's D.
+    // Own stopping criterion: ‖D‖_F ≤ tol·√(np) with the server's D.
+    /// own criterion ‖D‖_F ≤ tol·√(np)
     pub tol: f64,
-    /// Power steps each client spends on ‖A_i‖₂² (first round).
+    /// power steps each client spends estimating ‖A_i‖₂² (first round)
     pub power_iters: usize,
 }
 
@@ -172,37 +176,7 @@ impl Default for Params {
     }
 }
 
-/// Meanings of the `line_search` table, shared with consensus ADMM's Z-step.
-pub(crate) const DOC_LINE_SEARCH: [(&str, &str); 4] = [
-    (
-        "line_search",
-        "the Armijo backtracking of the ManPG step: a table, all three keys required",
-    ),
-    (
-        "line_search.armijo",
-        "sufficient-decrease constant δ of F(R(Z + αD)) ≤ F(Z) − δα‖D‖²_F/t",
-    ),
-    ("line_search.shrink", "backtracking factor γ: α ← γα"),
-    (
-        "line_search.max_backtracks",
-        "backtracks before the step is taken anyway",
-    ),
-];
-
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        ("t_scale", "step t = t_scale / Σ_i ‖A_i‖₂²"),
-        DOC_LINE_SEARCH[0],
-        DOC_LINE_SEARCH[1],
-        DOC_LINE_SEARCH[2],
-        DOC_LINE_SEARCH[3],
-        ("tol", "own criterion ‖D‖_F ≤ tol·√(np)"),
-        (
-            "power_iters",
-            "power steps each client spends estimating ‖A_i‖₂² (first round)",
-        ),
-    ];
-
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         check_line_search(&self.line_search)?;

@@ -11,7 +11,6 @@ pub mod apgm;
 pub mod cedre;
 pub mod consensus_admm;
 pub mod dcfpca;
-pub mod describe;
 pub mod dispca_b;
 pub mod dispca_l;
 pub mod dsi;
@@ -24,7 +23,7 @@ pub mod ialm;
 pub mod ilea;
 pub mod localpower;
 pub mod manpg;
-pub mod param_probe;
+pub mod params_doc;
 pub mod pca;
 pub mod registry;
 pub mod rgd;
@@ -34,6 +33,7 @@ use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network, Shape};
 use crate::spec::Kind;
 use anyhow::Result;
+use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// What one outer iteration reports besides its messages (which the network counts).
@@ -79,13 +79,10 @@ pub struct ClientSetup<'a, 's> {
     pub seed: u64,
 }
 
-/// A method's parameters: every one settable in a manifest's `params`, with defaults.
-pub trait Params: Serialize + DeserializeOwned + Default {
-    /// One line of meaning per parameter, `(name, meaning)` in declaration order; a nested
-    /// table's keys as `table.key`. `dpca methods NAME` prints them, and a test checks they
-    /// name exactly the fields of the type.
-    const DOCS: &'static [(&'static str, &'static str)];
-
+/// A method's parameters: every one settable in a manifest's `params`, with defaults. Each
+/// field's doc comment is its meaning, one line: `dpca methods NAME` prints it with the type
+/// and default ([`params_doc`]), and a test checks every field has one.
+pub trait Params: Serialize + DeserializeOwned + Default + JsonSchema {
     /// Reject values no run could use: (parameter, what is wrong).
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         Ok(())
@@ -93,13 +90,11 @@ pub trait Params: Serialize + DeserializeOwned + Default {
 }
 
 /// For methods without parameters.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
-impl Params for NoParams {
-    const DOCS: &'static [(&'static str, &'static str)] = &[];
-}
+impl Params for NoParams {}
 
 /// A method: who it is, its parameter type and how its server and each client are built.
 /// [`registry::METHODS`] lists each with one line, reading everything else from here.

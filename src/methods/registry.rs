@@ -4,7 +4,7 @@
 use super::StepInfo;
 use super::{
     apgm, cedre, consensus_admm, dcfpca, dispca_b, dispca_l, dsi, dssal1, faps, faspca, fsspca,
-    ialm, ilea, localpower, manpg, param_probe, pca, rgd, ssi, ClientSetup, Method, Params, Server,
+    ialm, ilea, localpower, manpg, params_doc, pca, rgd, ssi, ClientSetup, Method, Params, Server,
     ServerSetup,
 };
 use crate::data::matrix::Block;
@@ -27,10 +27,8 @@ pub struct Entry {
     pub transcript: Shape,
     /// Check a manifest's `params`; the resolved parameters, defaults included.
     pub check: fn(&toml::Table) -> std::result::Result<serde_json::Value, ParamError>,
-    /// One line of meaning per parameter (its `Params::DOCS`).
-    pub docs: &'static [(&'static str, &'static str)],
-    /// The parameters and their types, read from its `Params` type.
-    pub fields: fn() -> Vec<param_probe::Field>,
+    /// Its parameters as its `Params` type declares them: names, types, meanings.
+    pub param_docs: fn() -> Vec<params_doc::ParamDoc>,
     pub server: ServerBuilder,
     pub clients: ClientsBuilder,
 }
@@ -64,8 +62,7 @@ const fn entry<M: Method>() -> Entry {
         needs_mu: M::NEEDS_MU,
         transcript: M::TRANSCRIPT,
         check: check::<M::Params>,
-        docs: <M::Params as Params>::DOCS,
-        fields: param_probe::fields::<M::Params>,
+        param_docs: params_doc::declared::<M::Params>,
         server: server::<M>,
         clients: clients::<M>,
     }
@@ -116,7 +113,7 @@ pub fn unknown(name: &str) -> String {
     match PLANNED.iter().find(|(n, _)| *n == name) {
         Some((_, about)) => format!("`{name}` is not implemented yet: {about}"),
         None => {
-            let close = super::describe::closest(name).into_iter().next();
+            let close = closest(name).into_iter().next();
             let hint = close.map_or(String::new(), |n| format!(" (did you mean `{n}`?)"));
             format!(
                 "unknown method `{name}`{hint}; known: {}",
@@ -128,6 +125,48 @@ pub fn unknown(name: &str) -> String {
             )
         }
     }
+}
+
+/// The registered method names nearest `name`, nearest first: within a few edits (ignoring
+/// case, `-` and `_`), or containing it, or contained in it. Empty when none is near.
+pub fn closest(name: &str) -> Vec<&'static str> {
+    let norm = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| *c != '-' && *c != '_' && !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let want = norm(name);
+    let text = |c: &[char]| c.iter().collect::<String>();
+    let mut near: Vec<(usize, &'static str)> = METHODS
+        .iter()
+        .filter_map(|e| {
+            let have = norm(e.name);
+            let d = edit_distance(&want, &have);
+            let (w, h) = (text(&want), text(&have));
+            let inside = want.len() >= 3 && (h.contains(&w) || w.contains(&h));
+            (d <= (want.len() / 3).max(1) || inside).then_some((d, e.name))
+        })
+        .collect();
+    near.sort();
+    near.into_iter().map(|(_, n)| n).collect()
+}
+
+/// Levenshtein distance.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 pub fn is_planned(name: &str) -> bool {
@@ -279,5 +318,19 @@ impl<'a> Running<'a> {
     /// One outer iteration of the method.
     pub fn step(&mut self) -> Result<StepInfo> {
         self.server.step(&mut self.net)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_names_forgive_case_separators_and_small_typos() {
+        assert_eq!(closest("fap"), ["faps"]);
+        assert_eq!(closest("DCF-PCA")[0], "dcfpca");
+        assert_eq!(closest("admm"), ["consensus_admm"]);
+        assert!(closest("dispca").starts_with(&["dispca_b", "dispca_l"]));
+        assert!(closest("zzzzzz").is_empty());
     }
 }

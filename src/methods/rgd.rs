@@ -25,17 +25,19 @@ use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project, sphere_ret
 use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array1, Axis};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub struct Rgd;
 
 /// RGD parameters; every one can be set in a manifest's `params`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// η = step/λ̂ (λ̂: the start's Rayleigh quotient). 0.5: the spec's 1/L, L = 2λ₁.
+    // η = step/λ̂ (λ̂: the start's Rayleigh quotient). 0.5: the spec's 1/L, L = 2λ₁.
+    /// step η = step/λ̂ (λ̂: the start's Rayleigh quotient)
     pub step: f64,
-    /// Nesterov momentum on the sphere; off: plain Riemannian gradient descent.
+    /// Nesterov momentum on the sphere; false: plain Riemannian gradient descent
     pub momentum: bool,
 }
 
@@ -49,14 +51,6 @@ impl Default for Params {
 }
 
 impl super::Params for Params {
-    const DOCS: &'static [(&'static str, &'static str)] = &[
-        ("step", "step η = step/λ̂ (λ̂: the start's Rayleigh quotient)"),
-        (
-            "momentum",
-            "Nesterov momentum on the sphere; false: plain Riemannian gradient descent",
-        ),
-    ];
-
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if !(self.step > 0.0 && self.step <= 10.0) {
             return Err(("step", "must lie in (0, 10]".into()));

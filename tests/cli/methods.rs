@@ -1,7 +1,7 @@
 //! `dpca methods [NAME]` through the binary: the table of every method, one method's
 //! parameters with the defaults a run resolves, and unknown names.
 
-use dpca_bench::methods::{describe, registry};
+use dpca_bench::methods::{params_doc, registry};
 use std::process::{Command, Output};
 
 fn dpca(args: &[&str]) -> Output {
@@ -57,7 +57,7 @@ fn one_method_lists_its_parameters_with_resolved_defaults() {
     // Every method prints every parameter with its type, default and meaning.
     for m in registry::METHODS {
         let text = stdout(&dpca(&["methods", m.name]));
-        let params = describe::params(m).expect("defaults pass the method's check");
+        let params = params_doc::params(m).expect("defaults pass the method's check");
         if params.is_empty() {
             assert!(text.contains("no parameters"), "{}: {text}", m.name);
         }

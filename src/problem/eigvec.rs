@@ -440,6 +440,9 @@ impl super::Family for Eigvec {
     fn counts_communicated_vectors(&self) -> bool {
         true
     }
+    fn example(&self) -> &'static str {
+        "[data]\ngenerator = \"eigengap\"\nn = 20\nm = 400\ndelta = 0.2\n[problem]\nkind = \"eigvec\"\np = 1\n"
+    }
     fn reference_note(&self, point: &Point) -> String {
         reference(point.data.n)
     }

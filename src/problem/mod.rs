@@ -58,6 +58,9 @@ pub trait Family: Sync {
     fn unscaled(&self) -> Option<(&'static str, &'static str)> {
         None
     }
+    /// The `[data]` and `[problem]` sections of a tiny manifest of this family, `[problem]`
+    /// last: what the conformance test runs every method of the family on.
+    fn example(&self) -> &'static str;
     /// How the reference of a point is computed, for run.json.
     fn reference_note(&self, point: &Point) -> String;
     /// Build (or load from the cache) the instance of `point` for `run_seed`.

@@ -359,6 +359,9 @@ impl super::Family for Robust {
     fn p_axis(&self) -> &'static str {
         "p (rank bound of U)"
     }
+    fn example(&self) -> &'static str {
+        "[data]\ngenerator = \"robust\"\nn = 30\nm = 60\nrank = 2\nsparsity = 0.05\nmagnitude = \"sign\"\n[problem]\nkind = \"robust\"\n"
+    }
     fn reference_note(&self, _point: &Point) -> String {
         "the planted truth (L₀, S₀)".into()
     }

@@ -738,6 +738,9 @@ impl super::Family for Sparse {
     fn attackable(&self) -> bool {
         true
     }
+    fn example(&self) -> &'static str {
+        "[data]\ngenerator = \"spiked\"\nn = 24\nm = 120\nspikes = [400.0, 300.0]\nsupport = 4\ncovariance_scale = true\n[problem]\nkind = \"sparse\"\np = 2\n"
+    }
     fn reference_note(&self, point: &Point) -> String {
         match point.problem.mu {
             Some(_) => REFERENCE_MU.into(),

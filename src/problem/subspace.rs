@@ -350,6 +350,9 @@ impl super::Family for Subspace {
     fn unscaled(&self) -> Option<(&'static str, &'static str)> {
         Some(("kkt", crate::spec::KKT_ABS))
     }
+    fn example(&self) -> &'static str {
+        "[data]\ngenerator = \"svd\"\nspectrum = \"geometric\"\nn = 24\nm = 120\nxi = 1.1\n[problem]\nkind = \"subspace\"\np = 3\n"
+    }
     fn reference_note(&self, point: &Point) -> String {
         solver_for(point.data.n)
     }

@@ -19,39 +19,13 @@ use std::path::Path;
 /// Steps per method: enough for every method's first rounds (and the attack's pairs).
 const STEPS: usize = 8;
 
-/// The data and problem sections of a tiny instance of `kind`.
-fn sections(kind: Kind, needs_mu: bool) -> String {
-    let mu = if needs_mu { "mu = 0.005\n" } else { "" };
-    match kind {
-        Kind::Subspace => {
-            "[data]\ngenerator = \"svd\"\nspectrum = \"geometric\"\nn = 24\nm = 120\nxi = 1.1\n\
-                           [problem]\nkind = \"subspace\"\np = 3\n"
-                .to_string()
-        }
-        Kind::Robust => {
-            "[data]\ngenerator = \"robust\"\nn = 30\nm = 60\nrank = 2\nsparsity = 0.05\n\
-                         magnitude = \"sign\"\n[problem]\nkind = \"robust\"\n"
-                .to_string()
-        }
-        // The sparse PCA paper's spiked covariance at its scale: the methods' default penalties
-        // are set for it (the svd generator's λ₁ = 1 zeroes every loading).
-        Kind::Sparse => format!(
-            "[data]\ngenerator = \"spiked\"\nn = 24\nm = 120\nspikes = [400.0, 300.0]\n\
-             support = 4\ncovariance_scale = true\n\
-             [problem]\nkind = \"sparse\"\np = 2\n{mu}"
-        ),
-        Kind::Eigvec => "[data]\ngenerator = \"eigengap\"\nn = 20\nm = 400\ndelta = 0.2\n\
-                         [problem]\nkind = \"eigvec\"\np = 1\n"
-            .to_string(),
-    }
-}
-
 /// The one-method manifest of `name`, loaded as a run loads it.
 fn experiment(dir: &Path, name: &str, kind: Kind, needs_mu: bool) -> Experiment {
     let text = format!(
-        "id = \"conformance_{name}\"\nseed = 11\n{}[partition]\nscheme = \"even\"\nclients = 3\n\
+        "id = \"conformance_{name}\"\nseed = 11\n{}{}[partition]\nscheme = \"even\"\nclients = 3\n\
          [stop]\nmax_rounds = {STEPS}\n[[methods]]\nname = \"{name}\"\n",
-        sections(kind, needs_mu)
+        family(kind).example(),
+        if needs_mu { "mu = 0.005\n" } else { "" }
     );
     let path = dir.join(format!("conformance_{name}.toml"));
     std::fs::write(&path, text).unwrap();

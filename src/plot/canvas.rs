@@ -1,15 +1,14 @@
 //! Drawing in logical pixels on either backend: the embedded font, text placed by baseline,
-//! lines, rectangles and markers, and dashed polylines.
+//! lines, rectangles and markers, the hatched box of a missing value, and dashed polylines.
 
 use std::sync::OnceLock;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontDesc, FontFamily, FontStyle, FontTransform, RGBAColor};
 
-use super::output::drawing_error;
 use super::style::Shape;
 
 // ---------------------------------------------------------------------------------------------
@@ -40,6 +39,10 @@ pub(super) fn register_embedded_font() -> Result<()> {
 
 fn font(size: f64) -> FontDesc<'static> {
     FontDesc::new(FontFamily::Name(FAMILY), size, FontStyle::Normal)
+}
+
+pub(super) fn drawing_error<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("drawing failed: {e}")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,6 +225,35 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
             (size * width / w).max(min).floor()
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Missing values: here, as both the heat map's cells and the legend's swatch draw them
+
+/// Cells without a value (NaN): light grey, hatched with a darker grey. No viridis colour is
+/// grey, and the hatching survives greyscale printing.
+pub(super) const MISSING_FILL: RGBColor = RGBColor(218, 218, 218);
+const MISSING_HATCH: RGBColor = RGBColor(150, 150, 150);
+/// Distance between hatch lines, in logical px.
+const HATCH_SPACING: f64 = 7.0;
+
+/// Grey hatched box (a cell without a value, or its legend swatch). Hatch lines run at 45°
+/// on a grid fixed to the image, so neighbouring missing cells continue each other's lines.
+pub(super) fn missing_cell<DB: DrawingBackend>(cv: &Canvas<DB>, p0: Pt, p1: Pt) -> Result<()> {
+    let (x0, x1) = (p0.0.min(p1.0), p0.0.max(p1.0));
+    let (y0, y1) = (p0.1.min(p1.1), p0.1.max(p1.1));
+    cv.rect((x0, y0), (x1, y1), cv.fill(MISSING_FILL))?;
+    // Lines x + y = d, going up and to the right.
+    let first = ((x0 + y0) / HATCH_SPACING).floor() as i64 + 1;
+    let last = ((x1 + y1) / HATCH_SPACING).ceil() as i64 - 1;
+    for k in first..=last {
+        let d = k as f64 * HATCH_SPACING;
+        let (xa, xb) = ((d - y1).max(x0), (d - y0).min(x1));
+        if xb - xa > 0.5 {
+            cv.path(&[(xa, d - xa), (xb, d - xb)], MISSING_HATCH, 1.0)?;
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

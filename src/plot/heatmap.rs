@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::axes::{draw_axes, draw_frame_and_titles, draw_note, draw_title, place_frame};
-use super::canvas::{dashed, Canvas, Pt};
+use super::canvas::{dashed, missing_cell, Canvas, Pt};
 use super::legend::{Legend, Swatch};
 use super::output::Figure;
 use super::style::{DASHES, PALETTE};
@@ -76,12 +76,6 @@ const VIRIDIS: [RGBColor; 16] = [
     RGBColor(253, 231, 37), // #fde725
 ];
 
-/// Cells without a value (NaN): light grey, hatched with a darker grey. No viridis colour is
-/// grey, and the hatching survives greyscale printing.
-const MISSING_FILL: RGBColor = RGBColor(218, 218, 218);
-const MISSING_HATCH: RGBColor = RGBColor(150, 150, 150);
-/// Distance between hatch lines, in logical px.
-const HATCH_SPACING: f64 = 7.0;
 const MISSING_LABEL: &str = "not run (NaN)";
 
 /// Overlay line colours: dark first (reads on all of viridis with its white halo), then the
@@ -202,25 +196,6 @@ fn thin_labels(axis: &mut Axis, cell: f64, need: f64) {
             axis.minor.push(t);
         }
     }
-}
-
-/// Grey hatched box (a cell without a value, or its legend swatch). Hatch lines run at 45°
-/// on a grid fixed to the image, so neighbouring missing cells continue each other's lines.
-pub(super) fn missing_cell<DB: DrawingBackend>(cv: &Canvas<DB>, p0: Pt, p1: Pt) -> Result<()> {
-    let (x0, x1) = (p0.0.min(p1.0), p0.0.max(p1.0));
-    let (y0, y1) = (p0.1.min(p1.1), p0.1.max(p1.1));
-    cv.rect((x0, y0), (x1, y1), cv.fill(MISSING_FILL))?;
-    // Lines x + y = d, going up and to the right.
-    let first = ((x0 + y0) / HATCH_SPACING).floor() as i64 + 1;
-    let last = ((x1 + y1) / HATCH_SPACING).ceil() as i64 - 1;
-    for k in first..=last {
-        let d = k as f64 * HATCH_SPACING;
-        let (xa, xb) = ((d - y1).max(x0), (d - y0).min(x1));
-        if xb - xa > 0.5 {
-            cv.path(&[(xa, d - xa), (xb, d - xb)], MISSING_HATCH, 1.0)?;
-        }
-    }
-    Ok(())
 }
 
 /// Clips the segment `a`–`b` to the rectangle `[x0, x1]×[y0, y1]` (Liang–Barsky). Returns the
@@ -539,6 +514,7 @@ fn draw_heat_map<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &HeatMap) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plot::canvas::MISSING_FILL;
 
     #[test]
     fn colour_map_ends_are_viridis() {

@@ -6,8 +6,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 
 use super::axes::Frame;
-use super::canvas::{dashed, Canvas, Pt};
-use super::heatmap;
+use super::canvas::{dashed, missing_cell, Canvas, Pt};
 use super::style::Shape;
 use super::{FRAME, INK, LEGEND_SIZE, LINE_WIDTH, MARKER_RADIUS, PAPER_RADIUS};
 
@@ -216,7 +215,7 @@ fn legend_entry<DB: DrawingBackend>(
                 (mid.0 - bw / 2.0, cy - bh / 2.0),
                 (mid.0 + bw / 2.0, cy + bh / 2.0),
             );
-            heatmap::missing_cell(cv, p0, p1)?;
+            missing_cell(cv, p0, p1)?;
             cv.rect(p0, p1, cv.stroke(FRAME, 1.0))?;
         }
     }

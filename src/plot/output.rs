@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{anyhow, Context, Result};
 use plotters::prelude::*;
 
-use super::canvas::{register_embedded_font, Canvas, TextMetrics};
+use super::canvas::{drawing_error, register_embedded_font, Canvas, TextMetrics};
 use super::{HEIGHT, WIDTH};
 
 /// The PNG is drawn at this multiple of its size and averaged down (anti-aliasing).
@@ -121,10 +121,6 @@ fn write_atomic(target: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Resul
         let _ = std::fs::remove_file(&tmp);
     }
     result.with_context(|| format!("writing {}", target.display()))
-}
-
-pub(super) fn drawing_error<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow!("drawing failed: {e}")
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Readable axis titles for the manifest keys a sweep varies (`data.n` → "n (features)"),
-//! named as the schema defines them (src/manifest/schema.rs), not as any one paper does.
+//! named as the schema defines them (src/spec/schema.rs), not as any one paper does.
 
 use crate::spec::Kind;
 

@@ -35,6 +35,10 @@ pub trait Family: Sync {
     fn spectra(&self) -> &'static [&'static str] {
         &[]
     }
+    /// A few words naming the spectrum `name` in legends (None: its name).
+    fn spectrum_short(&self, _name: &str) -> Option<&'static str> {
+        None
+    }
     /// Axis labels (x, y) of the family's spectrum plots.
     fn spectrum_axes(&self) -> (&'static str, &'static str) {
         ("index i", "singular value σ_i")
@@ -145,16 +149,6 @@ pub trait Instance: Sync {
         _clients: &[Message],
     ) -> Result<Vec<(&'static str, Vec<f64>)>> {
         Ok(Vec::new())
-    }
-}
-
-/// A few words naming one spectrum, for legends.
-pub fn spectrum_short(name: &str) -> &str {
-    match name {
-        "share_orig" => "original features",
-        "share_rand" => "random features",
-        "sv" => "σ(L)",
-        other => other,
     }
 }
 

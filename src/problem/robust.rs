@@ -356,6 +356,9 @@ impl super::Family for Robust {
     fn spectra(&self) -> &'static [&'static str] {
         &["sv"]
     }
+    fn spectrum_short(&self, name: &str) -> Option<&'static str> {
+        (name == "sv").then_some("σ(L)")
+    }
     fn p_axis(&self) -> &'static str {
         "p (rank bound of U)"
     }

@@ -729,6 +729,13 @@ impl super::Family for Sparse {
     fn spectra(&self) -> &'static [&'static str] {
         &["share_orig", "share_rand"]
     }
+    fn spectrum_short(&self, name: &str) -> Option<&'static str> {
+        match name {
+            "share_orig" => Some("original features"),
+            "share_rand" => Some("random features"),
+            _ => None,
+        }
+    }
     fn spectrum_axes(&self) -> (&'static str, &'static str) {
         SPECTRUM_AXES
     }

@@ -31,7 +31,12 @@ pub(super) fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec)
     for name in &names {
         let truth = format!("{name}_truth");
         let suffix = if names.len() > 1 {
-            format!(" — {}", crate::problem::spectrum_short(name))
+            format!(
+                " — {}",
+                crate::problem::family(exp.kind)
+                    .spectrum_short(name)
+                    .unwrap_or(name)
+            )
         } else {
             String::new()
         };

@@ -272,3 +272,19 @@ fn data_key(point: &Point, run_seed: u64) -> (String, u64) {
     let data_seed = seed::derive(run_seed, &["data", &key]);
     (key, data_seed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`family`] never reaches its `unreachable!`: every kind has exactly one family, and the
+    /// family of a kind says it is that kind.
+    #[test]
+    fn every_kind_has_one_family() {
+        for &k in Kind::ALL {
+            assert_eq!(family(k).kind(), k);
+            assert_eq!(FAMILIES.iter().filter(|f| f.kind() == k).count(), 1, "{k}");
+        }
+        assert_eq!(FAMILIES.len(), Kind::ALL.len());
+    }
+}

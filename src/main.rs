@@ -9,6 +9,7 @@ use cli::{dispatch, Cli, UsageError};
 #[cfg(feature = "mpi")]
 use cli::{setup, Common};
 use dpca_bench::linalg;
+#[cfg(feature = "mpi")]
 use dpca_bench::run::Backend;
 use dpca_bench::spec::ManifestError;
 use std::process::ExitCode;

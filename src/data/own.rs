@@ -12,7 +12,7 @@ use super::loaders::{csv, idx, libsvm, npy, open_text};
 use super::matrix::DataMatrix;
 use super::prepare::{preprocess, KeyMismatch};
 use crate::linalg::to_f_order;
-use crate::spec::{DataSpec, FileFormat, FilePaths, Orientation};
+use crate::spec::{DataSpec, File, FileFormat, FilePaths, Gen, Orientation};
 use anyhow::{bail, Result};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -43,9 +43,8 @@ pub fn infer_format(path: &Path) -> Option<FileFormat> {
 }
 
 /// A data file's format: `format` if given, else what the name of `source` implies.
-pub fn file_format(spec: &DataSpec) -> Option<FileFormat> {
-    spec.format
-        .or_else(|| infer_format(Path::new(spec.source.as_deref()?)))
+pub fn file_format(f: &File) -> Option<FileFormat> {
+    f.format.or_else(|| infer_format(Path::new(&f.source)))
 }
 
 /// A 64-digit hex digest, lowercased; None for anything else.
@@ -78,12 +77,12 @@ fn digest(path: &Path, expected: Option<&str>, key: &'static str) -> Result<Stri
 }
 
 /// Which keys go with which format and orientation.
-fn check_options(spec: &DataSpec, format: FileFormat) -> Result<(), KeyMismatch> {
-    let columns = spec.orientation == Some(Orientation::Columns);
+fn check_options(f: &File, format: FileFormat) -> Result<(), KeyMismatch> {
+    let columns = f.orientation == Some(Orientation::Columns);
     if format != FileFormat::Csv {
         for (key, set) in [
-            ("data.header", spec.header.is_some()),
-            ("data.label_column", spec.label_column.is_some()),
+            ("data.header", f.header.is_some()),
+            ("data.label_column", f.label_column.is_some()),
         ] {
             if set {
                 return Err(mismatch(
@@ -100,7 +99,7 @@ fn check_options(spec: &DataSpec, format: FileFormat) -> Result<(), KeyMismatch>
                 "a LIBSVM file holds one sample per line: orientation must be \"rows\"".into(),
             ));
         }
-        if spec.labels.is_some() {
+        if f.labels.is_some() {
             return Err(mismatch(
                 "data.labels",
                 "a LIBSVM file carries its own labels (the first field of each line): remove it"
@@ -108,7 +107,7 @@ fn check_options(spec: &DataSpec, format: FileFormat) -> Result<(), KeyMismatch>
             ));
         }
     }
-    match spec.label_column {
+    match f.label_column {
         Some(0) => Err(mismatch(
             "data.label_column",
             "label_column = 0: columns are numbered from 1".into(),
@@ -119,7 +118,7 @@ fn check_options(spec: &DataSpec, format: FileFormat) -> Result<(), KeyMismatch>
              in a file of their own (`labels`)"
                 .into(),
         )),
-        Some(_) if spec.labels.is_some() => Err(mismatch(
+        Some(_) if f.labels.is_some() => Err(mismatch(
             "data.labels",
             "labels come from label_column already: keep one of the two".into(),
         )),
@@ -129,12 +128,11 @@ fn check_options(spec: &DataSpec, format: FileFormat) -> Result<(), KeyMismatch>
 
 /// Fill in what the files decide; `base` is the manifest's folder. Errors name the key.
 pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
-    let Some(source) = spec.source.clone() else {
-        return Err(mismatch(
-            "data.source",
-            "missing: generator = \"file\" needs source = the data file's path".into(),
-        ));
+    let (n0, m0) = (spec.n, spec.m);
+    let Gen::File(f) = &mut spec.gen else {
+        return Ok(());
     };
+    let source = f.source.clone();
     let data = base.join(&source);
     let meta = std::fs::metadata(&data).map_err(|e| {
         mismatch(
@@ -148,7 +146,7 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
             format!("{}: not a regular file", data.display()),
         ));
     }
-    let format = match file_format(spec) {
+    let format = match file_format(f) {
         Some(f) => f,
         None => {
             return Err(mismatch(
@@ -161,67 +159,63 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
             ))
         }
     };
-    check_options(spec, format)?;
-    spec.format = Some(format);
-    spec.sha256 = Some(digest(&data, spec.sha256.as_deref(), "data.sha256")?);
-    let labels = spec.labels.as_ref().map(|l| base.join(l));
+    check_options(f, format)?;
+    f.format = Some(format);
+    f.sha256 = Some(digest(&data, f.sha256.as_deref(), "data.sha256")?);
+    let labels = f.labels.as_ref().map(|l| base.join(l));
     if let Some(l) = &labels {
-        spec.labels_sha256 = Some(digest(
-            l,
-            spec.labels_sha256.as_deref(),
-            "data.labels_sha256",
-        )?);
-    } else if spec.labels_sha256.is_some() {
+        f.labels_sha256 = Some(digest(l, f.labels_sha256.as_deref(), "data.labels_sha256")?);
+    } else if f.labels_sha256.is_some() {
         return Err(mismatch(
             "data.labels_sha256",
             "only used with `labels`: remove it".into(),
         ));
     }
-    spec.paths = Some(FilePaths {
+    f.paths = Some(FilePaths {
         data: data.clone(),
         labels,
     });
-    let (x, labels) = read(spec).map_err(|e| match e.downcast::<KeyMismatch>() {
+    let (x, labels) = read(f, n0).map_err(|e| match e.downcast::<KeyMismatch>() {
         Ok(k) => k,
         Err(e) => mismatch("data.source", format!("{e:#}")),
     })?;
-    let noise = spec.noise_features.unwrap_or(0);
+    let noise = f.noise_features.unwrap_or(0);
     let plus = if noise > 0 {
         format!(" + {noise} noise features = {}", x.n() + noise)
     } else {
         String::new()
     };
     let n = x.n() + noise;
-    if spec.n != 0 && spec.n != n {
+    if n0 != 0 && n0 != n {
         return Err(mismatch(
             "data.n",
             format!(
                 "data.n = {} but {} has {} features{plus} (samples as {}): set data.n = {n} or \
                  leave it out",
-                spec.n,
+                n0,
                 data.display(),
                 x.n(),
-                spec.orientation.unwrap_or_default()
+                f.orientation.unwrap_or_default()
             ),
         ));
     }
-    if spec.m != 0 && spec.m != x.m() {
+    if m0 != 0 && m0 != x.m() {
         return Err(mismatch(
             "data.m",
             format!(
                 "data.m = {} but {} has {} samples (samples as {}): set data.m = {} or leave it \
                  out",
-                spec.m,
+                m0,
                 data.display(),
                 x.m(),
-                spec.orientation.unwrap_or_default(),
+                f.orientation.unwrap_or_default(),
                 x.m()
             ),
         ));
     }
+    f.content_sha256 = Some(content_digest(&x, labels.as_deref()));
     spec.n = n;
     spec.m = x.m();
-    spec.content_sha256 = Some(content_digest(&x, labels.as_deref()));
     Ok(())
 }
 
@@ -278,19 +272,25 @@ fn content_digest(x: &DataMatrix, labels: Option<&[u32]>) -> String {
 }
 
 /// Whether the spec's data carries labels (a label column, a labels file, or LIBSVM).
-pub fn labelled(spec: &DataSpec) -> bool {
-    spec.label_column.is_some() || spec.labels.is_some() || spec.format == Some(FileFormat::Libsvm)
+pub fn labelled(f: &File) -> bool {
+    f.label_column.is_some() || f.labels.is_some() || f.format == Some(FileFormat::Libsvm)
 }
 
 /// The n×m data matrix of a resolved spec, preprocessed, and its labels if it has any.
 pub fn file_matrix(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
-    let Some(paths) = &spec.paths else {
+    let Gen::File(f) = &spec.gen else {
+        bail!(
+            "internal error: file_matrix of generator = \"{}\"",
+            spec.generator()
+        );
+    };
+    let Some(paths) = &f.paths else {
         bail!("internal error: the data file of generator = \"file\" was not resolved");
     };
     // The manifest's digests go into the run's records: the file must still be that one.
     for (path, want, key) in [
-        (Some(&paths.data), &spec.sha256, "data.source"),
-        (paths.labels.as_ref(), &spec.labels_sha256, "data.labels"),
+        (Some(&paths.data), &f.sha256, "data.source"),
+        (paths.labels.as_ref(), &f.labels_sha256, "data.labels"),
     ] {
         if let (Some(path), Some(want)) = (path, want) {
             if &sha256_file(path)? != want {
@@ -305,8 +305,8 @@ pub fn file_matrix(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
             }
         }
     }
-    let (mut a, labels) = read(spec)?;
-    let noise = spec.noise_features.unwrap_or(0);
+    let (mut a, labels) = read(f, spec.n)?;
+    let noise = f.noise_features.unwrap_or(0);
     if (a.n() + noise, a.m()) != (spec.n, spec.m) {
         bail!(
             "{}: {} × {} now, {} × {} when the manifest was loaded",
@@ -317,16 +317,16 @@ pub fn file_matrix(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
             spec.m
         );
     }
-    let name = spec.source.as_deref().unwrap_or("file");
-    preprocess(&mut a, &spec.preprocess, name)?;
+    preprocess(&mut a, &f.preprocess, &f.source)?;
     Ok((a, labels))
 }
 
-/// Read the data (features × samples) and labels of a spec whose paths are set.
-fn read(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
-    let paths = spec.paths.as_ref().expect("resolved");
+/// Read the data (features × samples) and labels of a file whose paths are set; `n` is the
+/// manifest's data.n (0 if not given).
+fn read(f: &File, n: usize) -> Result<(DataMatrix, Option<Vec<u32>>)> {
+    let paths = f.paths.as_ref().expect("resolved");
     let path = &paths.data;
-    let columns = spec.orientation == Some(Orientation::Columns);
+    let columns = f.orientation == Some(Orientation::Columns);
     // Every dense reader yields the file's rows × columns; samples are its rows or columns.
     let orient = |x: ndarray::Array2<f64>| {
         if columns {
@@ -335,15 +335,15 @@ fn read(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
             to_f_order(x.t())
         }
     };
-    let (a, mut labels) = match spec.format.expect("resolved") {
+    let (a, mut labels) = match f.format.expect("resolved") {
         FileFormat::Csv => {
             let opts = csv::CsvOptions {
-                header: match spec.header {
+                header: match f.header {
                     None => csv::Header::Auto,
                     Some(true) => csv::Header::Present,
                     Some(false) => csv::Header::Absent,
                 },
-                label: spec
+                label: f
                     .label_column
                     .map_or(csv::LabelColumn::None, |c| csv::LabelColumn::Index(c - 1)),
                 ..Default::default()
@@ -351,14 +351,13 @@ fn read(spec: &DataSpec) -> Result<(DataMatrix, Option<Vec<u32>>)> {
             let d = csv::read_csv(path, &opts)?;
             // The reader puts each line in a column: features × samples for "rows" already.
             let a = if columns { to_f_order(d.x.t()) } else { d.x };
-            let labels = spec.label_column.map(|_| d.labels);
+            let labels = f.label_column.map(|_| d.labels);
             (DataMatrix::Dense(a), labels)
         }
         FileFormat::Libsvm => {
             // A given n declares the features (trailing ones may be all zero).
-            let declared = spec
-                .n
-                .checked_sub(spec.noise_features.unwrap_or(0))
+            let declared = n
+                .checked_sub(f.noise_features.unwrap_or(0))
                 .filter(|&d| d > 0);
             let d = libsvm::read_libsvm(path, declared)?;
             (DataMatrix::Sparse(d.x), Some(d.labels))
@@ -449,14 +448,12 @@ fn classes(values: &[i64]) -> Vec<u32> {
 #[cfg(test)]
 mod format_tests {
     use super::file_format;
-    use crate::spec::{DataSpec, FileFormat};
+    use crate::spec::{File, FileFormat};
 
     /// `format` wins; without it the source's name decides, through a .bz2 ending too.
     #[test]
     fn file_format_comes_from_the_key_or_the_source_name() {
-        let spec = |extra: &str| -> DataSpec {
-            toml::from_str(&format!("generator = \"file\"\nn = 3\nm = 4\n{extra}")).unwrap()
-        };
+        let spec = |keys: &str| -> File { toml::from_str(keys).unwrap() };
         let svm = spec("source = \"d/x.svm.bz2\"");
         assert_eq!(file_format(&svm), Some(FileFormat::Libsvm));
         let forced = spec("source = \"d/x.svm\"\nformat = \"csv\"");

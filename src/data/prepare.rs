@@ -9,7 +9,7 @@ use super::fetch;
 use super::loaders::{cifar, csv, idx, libsvm, Csr, Labeled, LabeledBytes, LabeledSparse};
 use super::matrix::DataMatrix;
 use crate::data::matrix::top_eigenvalue;
-use crate::spec::{DataSpec, DataSplit, Generator, Preprocess};
+use crate::spec::{DataSpec, DataSplit, Gen, Generator, Preprocess};
 use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, Axis, ShapeBuilder};
 use std::path::Path;
@@ -186,7 +186,7 @@ pub fn load_sparse_rows(
 /// matrix for a LIBSVM dataset without preprocessing, equal to them, holding only those
 /// samples' entries (the file is still read and checked whole); None for other data.
 pub fn sparse_samples(spec: &DataSpec, root: &Path, wanted: &[usize]) -> Result<Option<Csr>> {
-    if spec.generator == Generator::File || !spec.preprocess.is_empty() {
+    if spec.generator() != Generator::Dataset || !spec.preprocess().is_empty() {
         return Ok(None);
     }
     let (name, ds, split) = locate(spec, root)?;
@@ -215,7 +215,7 @@ pub fn sparse_samples(spec: &DataSpec, root: &Path, wanted: &[usize]) -> Result<
 /// LIBSVM datasets stay sparse. A manifest's own file (generator "file") is read by
 /// [`super::own::file_matrix`], with labels only if it has them.
 pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Option<Vec<u32>>)> {
-    if spec.generator == Generator::File {
+    if spec.generator() == Generator::File {
         return super::own::file_matrix(spec);
     }
     let (name, ds, split) = locate(spec, root)?;
@@ -234,7 +234,7 @@ pub fn dataset_matrix(spec: &DataSpec, root: &Path) -> Result<(DataMatrix, Optio
         sparse if spec.m == sparse.m() => sparse,
         sparse => sparse.select(&(0..spec.m).collect::<Vec<_>>()),
     };
-    preprocess(&mut a, &spec.preprocess, name)?;
+    preprocess(&mut a, spec.preprocess(), name)?;
     Ok((a, Some(labels[..spec.m].to_vec())))
 }
 
@@ -256,7 +256,7 @@ pub struct ByteSamples {
 impl ByteSamples {
     pub fn open(spec: &DataSpec, root: &Path) -> Result<Option<Self>> {
         let entrywise = |s: &Preprocess| matches!(s, Preprocess::Scale01 | Preprocess::Center);
-        if spec.generator == Generator::File || !spec.preprocess.iter().all(entrywise) {
+        if spec.generator() != Generator::Dataset || !spec.preprocess().iter().all(entrywise) {
             return Ok(None);
         }
         let (name, _, split) = locate(spec, root)?;
@@ -270,7 +270,7 @@ impl ByteSamples {
             means: Vec::new(),
             m: spec.m,
         };
-        for step in &spec.preprocess {
+        for step in spec.preprocess() {
             if *step == Preprocess::Center {
                 let mut sum = Array1::<f64>::zeros(samples.n());
                 for j in 0..samples.m {
@@ -335,10 +335,13 @@ fn locate<'s>(
     spec: &'s DataSpec,
     root: &Path,
 ) -> Result<(&'s str, &'static datasets::Dataset, Split)> {
-    let name = spec
-        .dataset
-        .as_deref()
-        .expect("validated: dataset data has a name");
+    let Gen::Dataset(d) = &spec.gen else {
+        bail!(
+            "internal error: generator = \"{}\" names no dataset",
+            spec.generator()
+        );
+    };
+    let name = d.dataset.as_str();
     let ds = datasets::find(name)?;
     if matches!(
         fetch::status(root, ds),
@@ -346,7 +349,7 @@ fn locate<'s>(
     ) {
         return Err(DatasetAbsent(fetch::absent_message(root, ds)).into());
     }
-    let split = match spec.split.unwrap_or(DataSplit::Train) {
+    let split = match d.split.unwrap_or(DataSplit::Train) {
         DataSplit::Train => Split::Train,
         DataSplit::Test => Split::Test,
         DataSplit::All => Split::All,
@@ -357,7 +360,7 @@ fn locate<'s>(
 /// The manifest's n and m against the dataset's `features` × `samples`.
 fn check_shape(spec: &DataSpec, name: &str, features: usize, samples: usize) -> Result<()> {
     // data.n counts the appended noise features too (they are added by the caller).
-    let noise = spec.noise_features.unwrap_or(0);
+    let noise = spec.noise_features();
     if features + noise != spec.n {
         let plus = if noise > 0 {
             format!(" + {noise} noise features")

@@ -27,7 +27,7 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
     let mut resolved: Vec<(DataSpec, DataSpec)> = Vec::new();
     for swept in parsed.sweep_points()? {
         let (mut pt, at) = (swept.raw, swept.at);
-        if pt.data.generator == spec::Generator::File {
+        if pt.data.generator() == spec::Generator::File {
             if let Some((_, done)) = resolved.iter().find(|(raw, _)| *raw == pt.data) {
                 pt.data = done.clone();
             } else {
@@ -37,11 +37,11 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
                 resolved.push((raw, pt.data.clone()));
             }
         }
-        validate::check_point(&pt, loc, &at)?;
         // A robust problem's rank bound defaults to the planted rank.
-        if pt.problem.p == 0 {
-            pt.problem.p = pt.data.rank.unwrap_or(0);
+        if let (spec::Gen::Robust(r), 0) = (&pt.data.gen, pt.problem.p) {
+            pt.problem.p = r.rank;
         }
+        validate::check_point(&pt, loc, &at)?;
         points.push(Point {
             label: swept.label,
             coords: swept.coords,

@@ -6,9 +6,10 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use crate::methods::registry;
+use crate::problem::{family, Family, FAMILIES};
 use crate::spec::{
-    plain_name, quoted, DataSpec, Generator, Kind, Locator, ManifestError, MethodSpec, Point,
-    Preprocess, RawManifest, RawPoint, Scheme, Spectrum, KKT_ABS, LEAK_ABS, LEAK_ERR,
+    plain_name, quoted, Dataset, File, Gen, Generator, Kind, Locator, ManifestError, MethodSpec,
+    Point, Preprocess, RawManifest, RawPoint, Scheme, KKT_ABS, LEAK_ABS, LEAK_ERR,
 };
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
@@ -276,25 +277,6 @@ pub(crate) const MAX_ENTRIES: u128 = 1 << 40;
 pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
     let d = &pt.data;
     let (n, m) = (d.n, d.m);
-    if d.generator != Generator::File {
-        for (key, set) in [
-            ("data.source", d.source.is_some()),
-            ("data.format", d.format.is_some()),
-            ("data.orientation", d.orientation.is_some()),
-            ("data.sha256", d.sha256.is_some()),
-            ("data.header", d.header.is_some()),
-            ("data.label_column", d.label_column.is_some()),
-            ("data.labels", d.labels.is_some()),
-            ("data.labels_sha256", d.labels_sha256.is_some()),
-        ] {
-            if set {
-                return Err(loc.error(
-                    key,
-                    format!("only used with a data file (generator = \"file\", implied by `source`): remove it{at}"),
-                ));
-            }
-        }
-    }
     for (key, v) in [
         ("data.n", n),
         ("data.m", m),
@@ -312,119 +294,39 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             "n·m = {n}·{m} entries exceeds {MAX_ENTRIES} (8 TiB of f64): no machine holds this matrix{at}"
         )));
     }
-    let robust = d.generator == crate::spec::Generator::Robust;
-    if (pt.problem.kind == Kind::Robust) != robust {
-        return Err(loc.error(
-            "problem.kind",
-            format!(
-                "kind = \"{}\" does not fit generator = \"{}\": robust problems need generator = \"robust\", and it makes only robust problems{at}",
-                pt.problem.kind, d.generator
-            ),
-        ));
-    }
+    check_generator_fits(pt, loc, at)?;
+    let fam = family(pt.problem.kind);
+    let kind = pt.problem.kind;
     for (key, set) in [
-        ("data.rank", d.rank.is_some()),
-        ("data.sparsity", d.sparsity.is_some()),
-        ("data.magnitude", d.magnitude.is_some()),
+        ("problem.lambda", pt.problem.lambda.is_some()),
+        ("problem.mu", pt.problem.mu.is_some()),
     ] {
-        if set && !robust {
+        let name = key.trim_start_matches("problem.");
+        if set && !fam.problem_keys().contains(&name) {
+            let owners = owners(|f| f.problem_keys().contains(&name));
             return Err(loc.error(
                 key,
-                format!("only used with generator = \"robust\": remove it{at}"),
+                format!("only used with kind = {owners}, not \"{kind}\": remove it{at}"),
             ));
         }
     }
-    let eigvec = pt.problem.kind == Kind::Eigvec;
-    let eigengap = d.generator == crate::spec::Generator::Eigengap;
-    let real = matches!(d.generator, Generator::Dataset | Generator::File);
-    if eigengap != eigvec && !(eigvec && real) {
-        return Err(loc.error(
-            if eigvec { "data.generator" } else { "problem.kind" },
-            format!(
-                "kind = \"eigvec\" needs generator = \"eigengap\", \"dataset\" or \"file\", and \"eigengap\" makes only eigvec problems{at}"
-            ),
-        ));
-    }
-    for (key, set) in [
-        ("data.delta", d.delta.is_some()),
-        ("data.decay", d.decay.is_some()),
-    ] {
-        if set && !eigengap {
-            return Err(loc.error(
-                key,
-                format!("only used with generator = \"eigengap\": remove it{at}"),
-            ));
+    if let Some(real) = d.real() {
+        let set = [
+            ("data.noise_features", real.noise_features.is_some()),
+            ("data.noise", real.noise.is_some()),
+            ("data.after_noise", !real.after_noise.is_empty()),
+        ];
+        if let Some((key, _)) = set.iter().find(|(_, s)| *s) {
+            if !fam.takes_noise_features() {
+                let owners = owners(|f| f.takes_noise_features());
+                return Err(loc.error(
+                    key,
+                    format!(
+                        "only used with kind = {owners} (features the loadings should leave out), not \"{kind}\": remove it{at}"
+                    ),
+                ));
+            }
         }
-    }
-    if eigvec && pt.problem.p != 1 {
-        return Err(loc.error(
-            "problem.p",
-            format!(
-                "p = {}: kind = \"eigvec\" seeks the leading eigenvector, p = 1{at}",
-                pt.problem.p
-            ),
-        ));
-    }
-    if eigengap {
-        return check_eigengap(pt, loc, at);
-    }
-    let sparse = pt.problem.kind == Kind::Sparse;
-    let spiked = d.generator == crate::spec::Generator::Spiked;
-    if spiked && !sparse {
-        return Err(loc.error(
-            "problem.kind",
-            format!("generator = \"spiked\" makes sparse-PCA data: set kind = \"sparse\"{at}"),
-        ));
-    }
-    if sparse
-        && !matches!(
-            d.generator,
-            crate::spec::Generator::Spiked
-                | crate::spec::Generator::Dataset
-                | crate::spec::Generator::File
-                | crate::spec::Generator::Svd
-        )
-    {
-        return Err(loc.error(
-            "data.generator",
-            format!("kind = \"sparse\" needs generator = \"spiked\", \"svd\", \"dataset\" or \"file\"{at}"),
-        ));
-    }
-    for (key, set, owner) in [
-        ("data.spikes", !d.spikes.is_empty(), spiked),
-        ("data.support", d.support.is_some(), spiked),
-        ("data.heterogeneous", d.heterogeneous, spiked),
-        ("data.covariance_scale", d.covariance_scale, spiked),
-        (
-            "data.noise_features",
-            d.noise_features.is_some(),
-            sparse && !spiked,
-        ),
-        ("data.noise", d.noise.is_some(), sparse && !spiked),
-        (
-            "data.after_noise",
-            !d.after_noise.is_empty(),
-            sparse && !spiked,
-        ),
-        ("problem.lambda", pt.problem.lambda.is_some(), sparse),
-        ("problem.mu", pt.problem.mu.is_some(), sparse),
-    ] {
-        if set && !owner {
-            let what = match key {
-                "problem.lambda" | "problem.mu" => "kind = \"sparse\"",
-                k if k.starts_with("data.noise") || k == "data.after_noise" => {
-                    "kind = \"sparse\" with generator = \"dataset\""
-                }
-                _ => "generator = \"spiked\"",
-            };
-            return Err(loc.error(key, format!("only used with {what}: remove it{at}")));
-        }
-    }
-    if d.noise.is_some() && d.noise_features.is_none() {
-        return Err(loc.error(
-            "data.noise_features",
-            format!("missing: data.noise says how noise features are drawn, noise_features how many{at}"),
-        ));
     }
     for (key, value) in [
         ("problem.lambda", pt.problem.lambda),
@@ -440,85 +342,67 @@ pub(crate) fn check_point(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             }
         }
     }
-    if robust {
-        return check_robust(pt, loc, at);
-    }
-    if spiked {
-        return check_spiked(pt, loc, at);
-    }
-    if d.generator == crate::spec::Generator::Dataset {
-        return check_dataset(pt, loc, at);
-    }
-    if d.generator == Generator::File {
-        return check_file(pt, loc, at);
-    }
-    if d.generator == Generator::Gaussian {
-        reject_svd_and_dataset_keys(d, "gaussian", loc, at)?;
-        return check_partition_and_problem(pt, loc, at);
-    }
-    if n > m {
-        return Err(loc.blame(&["data.n", "data.m"], format!(
-            "data.n = {n} exceeds data.m = {m}: the svd generator needs m >= n (V is m×n with orthonormal columns){at}"
-        )));
-    }
-    for (key, set) in [
-        ("data.dataset", d.dataset.is_some()),
-        ("data.split", d.split.is_some()),
-        ("data.preprocess", !d.preprocess.is_empty()),
-    ] {
-        if set {
-            return Err(loc.error(
-                key,
-                format!("only used with generator = \"dataset\": remove it{at}"),
-            ));
-        }
-    }
-    let Some(spectrum) = d.spectrum else {
-        return Err(loc.error(
-            "data.spectrum",
-            format!(
-                "missing: generator = \"svd\" needs spectrum = \"geometric\" or \"arithmetic\"{at}"
-            ),
-        ));
-    };
-    match spectrum {
-        Spectrum::Geometric => {
-            match d.xi {
-                None => {
-                    return Err(loc.error(
-                        "data.xi",
-                        format!(
-                            "missing: spectrum = \"geometric\" needs xi > 1 (Σ_ii = xi^(1-i)){at}"
-                        ),
-                    ))
-                }
-                Some(xi) if !(xi.is_finite() && xi > 1.0) => {
-                    return Err(loc.error(
-                        "data.xi",
-                        format!("xi = {xi}: spectrum = \"geometric\" needs a finite xi > 1{at}"),
-                    ))
-                }
-                _ => {}
-            }
-            if d.kappa.is_some() {
-                return Err(loc.error("data.kappa", format!("kappa is only used by spectrum = \"arithmetic\": remove it, or it would label runs it does not affect{at}")));
+    fam.check_point(pt)
+        .map_err(|(keys, msg)| loc.blame(&keys, format!("{msg}{at}")))?;
+    match &d.gen {
+        Gen::Dataset(ds) => check_dataset(ds, loc, at)?,
+        Gen::File(f) => check_file(f, loc, at)?,
+        // Drawn client by client in contiguous blocks (spiked), or a planted truth whose
+        // columns must keep their order (robust); eigengap samples are i.i.d.
+        Gen::Spiked(_) | Gen::Robust(_) | Gen::Eigengap(_) => {
+            if !matches!(pt.partition.scheme, Scheme::Even | Scheme::Uneven) {
+                let why = match d.generator() {
+                    Generator::Spiked => "spiked data is drawn per client in contiguous blocks",
+                    Generator::Robust => "robust data is split by contiguous columns",
+                    _ => "eigengap samples are i.i.d.",
+                };
+                return Err(loc.error(
+                    "partition.scheme",
+                    format!("{why}: scheme must be \"even\" or \"uneven\"{at}"),
+                ));
             }
         }
-        Spectrum::Arithmetic => {
-            match d.kappa {
-                None => return Err(loc.error("data.kappa", format!("missing: spectrum = \"arithmetic\" needs kappa >= 1 (condition number σ_1/σ_n){at}"))),
-                Some(k) if !(k.is_finite() && k >= 1.0) => {
-                    return Err(loc.error("data.kappa", format!("kappa = {k}: spectrum = \"arithmetic\" needs a finite kappa >= 1{at}")))
-                }
-                _ => {}
-            }
-            if d.xi.is_some() {
-                return Err(loc.error("data.xi", format!("xi is only used by spectrum = \"geometric\": remove it, or it would label runs it does not affect{at}")));
-            }
-        }
+        Gen::Svd(_) | Gen::Gaussian(_) => {}
     }
-
     check_partition_and_problem(pt, loc, at)
+}
+
+/// The kinds of the families for which `pred` holds, as a message lists them.
+fn owners(pred: impl Fn(&dyn Family) -> bool) -> String {
+    let names: Vec<String> = FAMILIES
+        .iter()
+        .filter(|f| pred(**f))
+        .map(|f| format!("\"{}\"", f.kind()))
+        .collect();
+    names.join(" or ")
+}
+
+/// The point's generator must make data of its problem's family. The key blamed is the one the
+/// user more likely got wrong: the kind, when the generator makes one family's data only.
+fn check_generator_fits(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
+    let (kind, gen) = (pt.problem.kind, pt.data.generator());
+    let fam = family(kind);
+    if fam.generators().contains(&gen) {
+        return Ok(());
+    }
+    let takes = fam
+        .generators()
+        .iter()
+        .map(|g| format!("\"{g}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let makes = owners(|f| f.generators().contains(&gen));
+    let only_one = FAMILIES
+        .iter()
+        .filter(|f| f.generators().contains(&gen))
+        .count()
+        == 1;
+    Err(loc.error(
+        if only_one { "problem.kind" } else { "data.generator" },
+        format!(
+            "kind = \"{kind}\" does not fit generator = \"{gen}\": kind = \"{kind}\" takes generator = {takes}, and \"{gen}\" makes kind = {makes} problems{at}"
+        ),
+    ))
 }
 
 /// Checks shared by every data source: sizes, the client split and p.
@@ -548,27 +432,25 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
                 format!("alpha = {a}: must be a finite number > 0{at}"),
             ))
         }
-        (Scheme::Dirichlet, _)
-            if d.generator == Generator::File && !crate::data::own::labelled(d) =>
-        {
-            return Err(loc.error(
-                "partition.scheme",
-                format!(
-                    "scheme = \"dirichlet\" splits by label, and this data file has none: give `label_column` (CSV) or `labels` = a labels file{at}"
-                ),
-            ))
-        }
-        (Scheme::Dirichlet, _)
-            if !matches!(d.generator, Generator::Dataset | Generator::File) =>
-        {
-            return Err(loc.error(
-                "partition.scheme",
-                format!(
-                    "scheme = \"dirichlet\" splits by label: it needs generator = \"dataset\" or a labelled data file{at}"
-                ),
-            ))
-        }
-        (Scheme::Dirichlet, _) => {}
+        (Scheme::Dirichlet, _) => match &d.gen {
+            Gen::File(f) if !crate::data::own::labelled(f) => {
+                return Err(loc.error(
+                    "partition.scheme",
+                    format!(
+                        "scheme = \"dirichlet\" splits by label, and this data file has none: give `label_column` (CSV) or `labels` = a labels file{at}"
+                    ),
+                ))
+            }
+            Gen::File(_) | Gen::Dataset(_) => {}
+            _ => {
+                return Err(loc.error(
+                    "partition.scheme",
+                    format!(
+                        "scheme = \"dirichlet\" splits by label: it needs generator = \"dataset\" or a labelled data file{at}"
+                    ),
+                ))
+            }
+        },
         (_, Some(_)) => {
             return Err(loc.error(
                 "partition.alpha",
@@ -622,12 +504,8 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
     }
 
     let p = pr.p;
-    if p == 0 && pr.kind != Kind::Robust {
-        let what = if pr.kind == Kind::Sparse {
-            "the number of loadings"
-        } else {
-            "the subspace dimension"
-        };
+    if p == 0 {
+        let what = family(pr.kind).p_axis();
         return Err(loc.error(
             "problem.p",
             format!("p missing or 0: {what} must be >= 1{at}"),
@@ -642,19 +520,10 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
     Ok(())
 }
 
-/// A dataset point: the name must be known, the generator-only keys absent; n and m are checked
+/// A dataset point: the name must be known; sparse data only rescaled. n and m are checked
 /// against the file when it is loaded.
-fn check_dataset(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
-    let d = &pt.data;
-    let Some(name) = &d.dataset else {
-        return Err(loc.error(
-            "data.dataset",
-            format!(
-                "missing: generator = \"dataset\" needs dataset = a name from `dpca data list`{at}"
-            ),
-        ));
-    };
-    let ds = match crate::data::datasets::find(name) {
+fn check_dataset(d: &Dataset, loc: &Locator, at: &str) -> Result {
+    let ds = match crate::data::datasets::find(&d.dataset) {
         Ok(ds) => ds,
         Err(e) => return Err(loc.error("data.dataset", format!("{e}{at}"))),
     };
@@ -664,52 +533,21 @@ fn check_dataset(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
             return Err(loc.error(
                 "data.preprocess",
                 format!(
-                    "`{}` would densify the sparse dataset {name}; only \"unit_top\" keeps it sparse{at}",
-                    step.name()
+                    "`{}` would densify the sparse dataset {}; only \"unit_top\" keeps it sparse{at}",
+                    step.name(),
+                    d.dataset
                 ),
             ));
         }
     }
-    for (key, set) in [
-        ("data.spectrum", d.spectrum.is_some()),
-        ("data.xi", d.xi.is_some()),
-        ("data.kappa", d.kappa.is_some()),
-    ] {
-        if set {
-            return Err(loc.error(
-                key,
-                format!("only used with generator = \"svd\": remove it{at}"),
-            ));
-        }
-    }
-    check_partition_and_problem(pt, loc, at)
+    Ok(())
 }
 
 /// A point on the manifest's own data file (already read by data::own::resolve, which checked
-/// its own keys, n and m): no generator's or registered dataset's keys; sparse data only
-/// rescaled.
-fn check_file(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
-    let d = &pt.data;
-    for (key, set, owner) in [
-        ("data.spectrum", d.spectrum.is_some(), "generator = \"svd\""),
-        ("data.xi", d.xi.is_some(), "generator = \"svd\""),
-        ("data.kappa", d.kappa.is_some(), "generator = \"svd\""),
-        (
-            "data.dataset",
-            d.dataset.is_some(),
-            "generator = \"dataset\"",
-        ),
-        ("data.split", d.split.is_some(), "generator = \"dataset\""),
-    ] {
-        if set {
-            return Err(loc.error(
-                key,
-                format!("only used with {owner}, not with a data file (`source`): remove it{at}"),
-            ));
-        }
-    }
-    if crate::data::own::file_format(d) == Some(crate::spec::FileFormat::Libsvm) {
-        if let Some(step) = d.preprocess.iter().find(|s| **s != Preprocess::UnitTop) {
+/// its own keys, n and m): sparse data only rescaled.
+fn check_file(f: &File, loc: &Locator, at: &str) -> Result {
+    if crate::data::own::file_format(f) == Some(crate::spec::FileFormat::Libsvm) {
+        if let Some(step) = f.preprocess.iter().find(|s| **s != Preprocess::UnitTop) {
             return Err(loc.error(
                 "data.preprocess",
                 format!(
@@ -718,14 +556,14 @@ fn check_file(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
                 ),
             ));
         }
-        if d.noise_features.is_some() {
+        if f.noise_features.is_some() {
             return Err(loc.error(
                 "data.noise_features",
                 format!("noise features are appended to dense data only, not to a LIBSVM file{at}"),
             ));
         }
     }
-    check_partition_and_problem(pt, loc, at)
+    Ok(())
 }
 
 /// Everything that names the family's metrics or methods, once the points are known: one
@@ -992,157 +830,4 @@ pub(crate) fn check_family(
         }
     }
     Ok(kind)
-}
-
-/// A planted generator (`gen`) takes none of the svd generator's or a dataset's keys.
-fn reject_svd_and_dataset_keys(d: &DataSpec, gen: &str, loc: &Locator, at: &str) -> Result {
-    for (key, set) in [
-        ("data.spectrum", d.spectrum.is_some()),
-        ("data.xi", d.xi.is_some()),
-        ("data.kappa", d.kappa.is_some()),
-        ("data.dataset", d.dataset.is_some()),
-        ("data.split", d.split.is_some()),
-        ("data.preprocess", !d.preprocess.is_empty()),
-    ] {
-        if set {
-            return Err(loc.error(
-                key,
-                format!("not used by generator = \"{gen}\": remove it{at}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// An eigengap point: 0 < δ < 1, 0 < decay < 1, contiguous splits (samples are i.i.d.).
-fn check_eigengap(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
-    let d = &pt.data;
-    reject_svd_and_dataset_keys(d, "eigengap", loc, at)?;
-    let Some(delta) = d.delta else {
-        return Err(loc.error(
-            "data.delta",
-            format!("missing: generator = \"eigengap\" needs delta = the eigengap in (0, 1), e.g. 0.2{at}"),
-        ));
-    };
-    if !(delta > 0.0 && delta < 1.0) {
-        return Err(loc.error(
-            "data.delta",
-            format!("delta = {delta}: must lie in (0, 1){at}"),
-        ));
-    }
-    if let Some(decay) = d.decay {
-        if !(decay > 0.0 && decay < 1.0) {
-            return Err(loc.error(
-                "data.decay",
-                format!("decay = {decay}: must lie in (0, 1){at}"),
-            ));
-        }
-    }
-    if !matches!(pt.partition.scheme, Scheme::Even | Scheme::Uneven) {
-        return Err(loc.error(
-            "partition.scheme",
-            format!("eigengap samples are i.i.d.: scheme must be \"even\" or \"uneven\"{at}"),
-        ));
-    }
-    check_partition_and_problem(pt, loc, at)
-}
-
-/// A spiked point: spikes above the unit noise eigenvalues, supports that fit, per-client
-/// generation (so contiguous splits only).
-fn check_spiked(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
-    let d = &pt.data;
-    reject_svd_and_dataset_keys(d, "spiked", loc, at)?;
-    if d.spikes.is_empty() {
-        return Err(loc.error(
-            "data.spikes",
-            format!("missing: generator = \"spiked\" needs spikes = [eigenvalues > 1 of the planted loadings], e.g. [400.0, 300.0]{at}"),
-        ));
-    }
-    if let Some(v) = d.spikes.iter().find(|v| !(v.is_finite() && **v > 1.0)) {
-        return Err(loc.error(
-            "data.spikes",
-            format!(
-                "spike {v}: every spike must be a finite eigenvalue > 1 (the others are 1){at}"
-            ),
-        ));
-    }
-    let Some(support) = d.support else {
-        return Err(loc.error(
-            "data.support",
-            format!(
-                "missing: generator = \"spiked\" needs support = non-zeros per planted loading{at}"
-            ),
-        ));
-    };
-    if support == 0 || support * d.spikes.len() > d.n {
-        return Err(loc.blame(
-            &["data.support", "data.spikes", "data.n"],
-            format!(
-                "support = {support} with {} spikes needs 1 <= support·spikes <= n = {}{at}",
-                d.spikes.len(),
-                d.n
-            ),
-        ));
-    }
-    if !matches!(pt.partition.scheme, Scheme::Even | Scheme::Uneven) {
-        return Err(loc.error(
-            "partition.scheme",
-            format!("spiked data is drawn per client in contiguous blocks: scheme must be \"even\" or \"uneven\"{at}"),
-        ));
-    }
-    check_partition_and_problem(pt, loc, at)
-}
-
-/// A robust point: rank and sparsity present and sensible, the split by contiguous columns
-/// (the planted truth is not reordered), the rank bound p ≥ r.
-fn check_robust(pt: &RawPoint, loc: &Locator, at: &str) -> Result {
-    let d = &pt.data;
-    reject_svd_and_dataset_keys(d, "robust", loc, at)?;
-    let Some(r) = d.rank else {
-        return Err(loc.error(
-            "data.rank",
-            format!("missing: generator = \"robust\" needs rank = r, the rank of L₀{at}"),
-        ));
-    };
-    if r == 0 || r > d.n.min(d.m) {
-        return Err(loc.blame(
-            &["data.rank", "data.n", "data.m"],
-            format!(
-                "rank = {r}: must lie in 1..=min(n, m) = {}{at}",
-                d.n.min(d.m)
-            ),
-        ));
-    }
-    match d.sparsity {
-        None => {
-            return Err(loc.error(
-                "data.sparsity",
-                format!("missing: generator = \"robust\" needs sparsity = s in [0, 1), the fraction of corrupted entries{at}"),
-            ))
-        }
-        Some(s) if !(0.0..1.0).contains(&s) => {
-            return Err(loc.error(
-                "data.sparsity",
-                format!("sparsity = {s}: must lie in [0, 1){at}"),
-            ))
-        }
-        _ => {}
-    }
-    if !matches!(pt.partition.scheme, Scheme::Even | Scheme::Uneven) {
-        return Err(loc.error(
-            "partition.scheme",
-            format!("robust data is split by contiguous columns: scheme must be \"even\" or \"uneven\"{at}"),
-        ));
-    }
-    let p = pt.problem.p;
-    if p != 0 && (p < r || p > d.n.min(d.m)) {
-        return Err(loc.blame(
-            &["problem.p", "data.rank"],
-            format!(
-                "problem.p = {p}: the rank bound must lie in rank..=min(n, m) = {r}..={}{at}",
-                d.n.min(d.m)
-            ),
-        ));
-    }
-    check_partition_and_problem(pt, loc, at)
 }

@@ -42,7 +42,7 @@ use crate::linalg::sym_eig_desc;
 use crate::progress::Progress;
 use crate::seed;
 use crate::spec::Kind;
-use crate::spec::{Generator, Point};
+use crate::spec::{Gen, Generator, Point, RawPoint};
 use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, ArrayView1, Axis, ShapeBuilder};
 use std::path::Path;
@@ -154,24 +154,18 @@ impl EigvecInstance {
         let key = spec.cache_key();
         let data_seed = seed::derive(run_seed, &["data", &key]);
         let task = progress.task(&format!("data {key}"));
-        let (x, sizes, population) = match spec.generator {
-            Generator::Eigengap => {
+        let (x, sizes, population) = match &spec.gen {
+            Gen::Eigengap(g) => {
                 let sizes = point.partition.client_sizes(spec.m);
-                let delta = spec.delta.expect("validated: eigengap data has a delta");
-                let e = eigengap::eigengap(
-                    spec.n,
-                    spec.m,
-                    delta,
-                    spec.decay.unwrap_or(0.9),
-                    data_seed,
-                )?;
+                let e =
+                    eigengap::eigengap(spec.n, spec.m, g.delta, g.decay.unwrap_or(0.9), data_seed)?;
                 let pop = Population {
                     u: e.u,
                     sigma: e.sigma,
                 };
                 (DataMatrix::Dense(e.x), sizes, Some(pop))
             }
-            Generator::Dataset | Generator::File => {
+            Gen::Dataset(_) | Gen::File(_) => {
                 let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
                 let mut rng = seed::rng(run_seed, &["partition", &key]);
                 let (a, sizes) =
@@ -186,7 +180,10 @@ impl EigvecInstance {
                 };
                 (a, sizes, None)
             }
-            other => bail!("generator `{other}` does not make leading-eigenvector data"),
+            other => bail!(
+                "generator `{}` does not make leading-eigenvector data",
+                other.name()
+            ),
         };
         task.set_message(format!("reference eigenvector and warm start for {key}"));
         let inst = Self::from_data(x, sizes, population, MAX_FEATURES)?;
@@ -257,7 +254,7 @@ pub(super) fn share(
     pick: super::Pick,
 ) -> Result<super::Share> {
     let spec = &point.data;
-    let samples = match spec.generator {
+    let samples = match spec.generator() {
         Generator::Dataset => prepare::ByteSamples::open(spec, data_dir)?,
         _ => None,
     };
@@ -436,6 +433,18 @@ impl super::Family for Eigvec {
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Eigvec, Kind::Subspace]
+    }
+    fn generators(&self) -> &'static [Generator] {
+        &[Generator::Eigengap, Generator::Dataset, Generator::File]
+    }
+    fn check_point(&self, pt: &RawPoint) -> std::result::Result<(), (Vec<&'static str>, String)> {
+        match pt.problem.p {
+            1 => Ok(()),
+            p => Err((
+                vec!["problem.p"],
+                format!("p = {p}: kind = \"eigvec\" seeks the leading eigenvector, p = 1"),
+            )),
+        }
     }
     fn counts_communicated_vectors(&self) -> bool {
         true

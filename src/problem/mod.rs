@@ -15,7 +15,7 @@ use crate::data::{partition, prepare, synthetic};
 use crate::fed::Message;
 use crate::progress::Progress;
 use crate::seed;
-use crate::spec::{Kind, Point, Scheme};
+use crate::spec::{Gen, Generator, Kind, Point, RawPoint, Scheme};
 use anyhow::Result;
 use ndarray::s;
 use std::ops::Range;
@@ -30,6 +30,25 @@ pub trait Family: Sync {
     /// Families whose methods solve this family's problems (its own among them): a subspace
     /// method at p = 1 finds the leading eigenvector, so eigvec manifests take them too.
     fn takes_methods_of(&self) -> &'static [Kind];
+    /// The generators that make this family's data (`[data] generator`).
+    fn generators(&self) -> &'static [Generator];
+    /// The `[problem]` keys beyond `kind` and `p` this family reads.
+    fn problem_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether noise features may be appended to its real data (`noise_features`: features the
+    /// sparse PCA paper's loadings should leave out).
+    fn takes_noise_features(&self) -> bool {
+        false
+    }
+    /// The family's own rules on a point, beyond those every family shares (in
+    /// [`crate::plan`]): Err names the keys to blame (the first one located is) and says why.
+    fn check_point(
+        &self,
+        _point: &RawPoint,
+    ) -> std::result::Result<(), (Vec<&'static str>, String)> {
+        Ok(())
+    }
     /// Names of the vectors [`Instance::spectra`] records (a plot of kind "spectrum" draws one,
     /// with its "<name>_truth" beside it).
     fn spectra(&self) -> &'static [&'static str] {
@@ -219,12 +238,18 @@ fn svd_share(
     start: Message,
 ) -> Result<Share> {
     let spec = &point.data;
+    let Gen::Svd(svd) = &spec.gen else {
+        anyhow::bail!(
+            "internal error: an svd share of generator `{}`",
+            spec.generator()
+        );
+    };
     let (wanted, lo, sizes) = wanted_samples(point, run_seed, None, pick)?;
     let (key, data_seed) = data_key(point, run_seed);
     let cols = match cache.get_columns("svd", &format!("{key}-seed{data_seed}"), &wanted) {
         Some(a) => a,
         None => {
-            synthetic::svd_columns(spec.n, spec.m, subspace::spectrum(spec), data_seed, &wanted)?
+            synthetic::svd_columns(spec.n, spec.m, subspace::spectrum(svd), data_seed, &wanted)?
         }
     };
     Ok(Share {
@@ -286,5 +311,13 @@ mod tests {
             assert_eq!(FAMILIES.iter().filter(|f| f.kind() == k).count(), 1, "{k}");
         }
         assert_eq!(FAMILIES.len(), Kind::ALL.len());
+    }
+
+    /// A generator no family takes could never run.
+    #[test]
+    fn every_generator_makes_some_familys_data() {
+        for g in crate::spec::Generator::ALL {
+            assert!(FAMILIES.iter().any(|f| f.generators().contains(g)), "{g}");
+        }
     }
 }

@@ -19,7 +19,7 @@ use crate::linalg::{fro2, low_rank::low_rank_product, orth_with_r, svd::thin_svd
 use crate::progress::Progress;
 use crate::seed;
 use crate::spec::Kind;
-use crate::spec::{Magnitude, Point};
+use crate::spec::{Gen, Generator, Magnitude, Point, RawPoint};
 use anyhow::{bail, Result};
 use ndarray::{concatenate, s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
 use rand::seq::index::sample;
@@ -183,13 +183,11 @@ pub fn support_f1(s: ArrayView2<f64>, s0: ArrayView2<f64>) -> f64 {
 
 /// The stream the planted problem of `point` is drawn from.
 /// The manifest's rank, outlier sparsity and magnitude of the planted L₀ + S₀ (validated).
-fn planted_params(point: &Point) -> (usize, f64, Magnitude) {
-    let d = &point.data;
-    (
-        d.rank.expect("validated: robust data has a rank"),
-        d.sparsity.expect("validated: robust data has a sparsity"),
-        d.magnitude.unwrap_or_default(),
-    )
+fn planted_params(point: &Point) -> Result<(usize, f64, Magnitude)> {
+    match &point.data.gen {
+        Gen::Robust(r) => Ok((r.rank, r.sparsity, r.magnitude.unwrap_or_default())),
+        other => anyhow::bail!("generator `{}` does not make robust data", other.name()),
+    }
 }
 
 fn planted_rng(point: &Point, run_seed: u64) -> impl Rng {
@@ -213,7 +211,7 @@ pub(super) fn share(point: &Point, run_seed: u64, pick: super::Pick) -> Result<s
     let d = &point.data;
     let sizes = point.partition.client_sizes(d.m);
     let cols = pick(&sizes);
-    let (r, sparsity, magnitude) = planted_params(point);
+    let (r, sparsity, magnitude) = planted_params(point)?;
     let part = planted_columns(
         d.n,
         d.m,
@@ -241,7 +239,7 @@ pub struct RobustInstance {
 impl RobustInstance {
     pub fn build(point: &Point, run_seed: u64) -> Result<Self> {
         let d = &point.data;
-        let (r, sparsity, magnitude) = planted_params(point);
+        let (r, sparsity, magnitude) = planted_params(point)?;
         let truth = planted(
             d.n,
             d.m,
@@ -352,6 +350,27 @@ impl super::Family for Robust {
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Robust]
+    }
+    fn generators(&self) -> &'static [Generator] {
+        &[Generator::Robust]
+    }
+    /// The rank bound p of the factor U lies in rank..=min(n, m) (it defaults to the rank).
+    fn check_point(&self, pt: &RawPoint) -> std::result::Result<(), (Vec<&'static str>, String)> {
+        let d = &pt.data;
+        let (Gen::Robust(r), p) = (&d.gen, pt.problem.p) else {
+            return Ok(());
+        };
+        if p < r.rank || p > d.n.min(d.m) {
+            return Err((
+                vec!["problem.p", "data.rank"],
+                format!(
+                    "problem.p = {p}: the rank bound must lie in rank..=min(n, m) = {}..={}",
+                    r.rank,
+                    d.n.min(d.m)
+                ),
+            ));
+        }
+        Ok(())
     }
     fn spectra(&self) -> &'static [&'static str] {
         &["sv"]

@@ -51,7 +51,7 @@ use crate::linalg::{fro2, orth_with_r, sym_eig_desc};
 use crate::progress::Progress;
 use crate::seed;
 use crate::spec::Kind;
-use crate::spec::{Generator, Noise, Point};
+use crate::spec::{Gen, Generator, Noise, Point};
 use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use std::path::Path;
@@ -308,11 +308,10 @@ fn data(
 ) -> Result<Data> {
     let spec = &point.data;
     let (key, data_seed) = super::data_key(point, run_seed);
-    Ok(match spec.generator {
-        Generator::Spiked => {
+    Ok(match &spec.gen {
+        Gen::Spiked(s) => {
             let sizes = point.partition.client_sizes(spec.m);
-            let support = spec.support.expect("validated: spiked data has a support");
-            let loadings = spiked::planted_loadings(spec.n, spec.spikes.len(), support)?;
+            let loadings = spiked::planted_loadings(spec.n, s.spikes.len(), s.support)?;
             let x = spiked_clients(point, data_seed, &sizes, 0..sizes.len())?;
             let original = (0..spec.n)
                 .map(|f| loadings.row(f).iter().any(|v| *v != 0.0))
@@ -320,25 +319,26 @@ fn data(
             (DataMatrix::Dense(x), sizes, Some(loadings), original)
         }
         // FAPS's test matrices (23), shared with the subspace family through the cache.
-        Generator::Svd => {
+        Gen::Svd(s) => {
             let a = cache.get_or_build("svd", &format!("{key}-seed{data_seed}"), || {
-                synthetic::svd_matrix(spec.n, spec.m, super::subspace::spectrum(spec), data_seed)
+                synthetic::svd_matrix(spec.n, spec.m, super::subspace::spectrum(s), data_seed)
             })?;
             let mut rng = seed::rng(run_seed, &["partition", &key]);
             let (a, sizes) =
                 partition::arrange(DataMatrix::Dense(a), None, &point.partition, &mut rng)?;
             (a, sizes, None, vec![true; spec.n])
         }
-        Generator::Dataset | Generator::File => {
+        Gen::Dataset(_) | Gen::File(_) => {
+            let real = spec.real().expect("a dataset or a file");
             let (a, labels) = prepare::dataset_matrix(spec, data_dir)?;
             let n0 = a.n();
             let mut rng = seed::rng(run_seed, &["partition", &key]);
             let (a, sizes) = partition::arrange(a, labels.as_deref(), &point.partition, &mut rng)?;
-            let mut a = match (a, spec.noise_features) {
+            let mut a = match (a, real.noise_features) {
                 (DataMatrix::Dense(d), Some(count)) => DataMatrix::Dense(augment::append_noise(
                     &d,
                     count,
-                    spec.noise.unwrap_or(Noise::Uniform),
+                    real.noise.unwrap_or(Noise::Uniform),
                     &sizes,
                     data_seed,
                 )),
@@ -347,13 +347,12 @@ fn data(
                 }
                 (a, None) => a,
             };
-            let name = spec.dataset.as_deref().or(spec.source.as_deref());
-            let name = name.unwrap_or("dataset");
-            prepare::preprocess(&mut a, &spec.after_noise, name)?;
+            let name = spec.real_name().unwrap_or("dataset");
+            prepare::preprocess(&mut a, real.after_noise, name)?;
             let original = (0..a.n()).map(|f| f < n0).collect();
             (a, sizes, None, original)
         }
-        other => bail!("generator `{other}` does not make sparse-PCA data"),
+        other => bail!("generator `{}` does not make sparse-PCA data", other.name()),
     })
 }
 
@@ -365,13 +364,17 @@ fn spiked_clients(
     sizes: &[usize],
     clients: std::ops::Range<usize>,
 ) -> Result<Array2<f64>> {
-    let spec = &point.data;
-    let support = spec.support.expect("validated: spiked data has a support");
+    let Gen::Spiked(spec) = &point.data.gen else {
+        bail!(
+            "internal error: spiked samples of generator `{}`",
+            point.data.generator()
+        );
+    };
     let mut x = spiked::samples(
-        spec.n,
+        point.data.n,
         sizes,
         &spec.spikes,
-        support,
+        spec.support,
         spec.heterogeneous,
         data_seed,
         clients.clone(),
@@ -418,7 +421,7 @@ pub(super) fn share(
     pick: super::Pick,
 ) -> Result<super::Share> {
     let spec = &point.data;
-    match spec.generator {
+    match spec.generator() {
         Generator::Spiked => {
             let sizes = point.partition.client_sizes(spec.m);
             let cols = pick(&sizes);
@@ -450,7 +453,10 @@ pub(super) fn share(
         _ => {
             let start = start(point, run_seed);
             // Appended noise and the steps after it are not read sample by sample.
-            if spec.noise_features.is_none() && spec.after_noise.is_empty() {
+            if spec
+                .real()
+                .is_some_and(|r| r.noise_features.is_none() && r.after_noise.is_empty())
+            {
                 if let Some(share) = super::dataset_share(point, run_seed, data_dir, pick, &start)?
                 {
                     return Ok(share);
@@ -725,6 +731,20 @@ impl super::Family for Sparse {
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Sparse]
+    }
+    fn generators(&self) -> &'static [Generator] {
+        &[
+            Generator::Spiked,
+            Generator::Svd,
+            Generator::Dataset,
+            Generator::File,
+        ]
+    }
+    fn problem_keys(&self) -> &'static [&'static str] {
+        &["lambda", "mu"]
+    }
+    fn takes_noise_features(&self) -> bool {
+        true
     }
     fn spectra(&self) -> &'static [&'static str] {
         &["share_orig", "share_rand"]

@@ -23,7 +23,7 @@ use crate::data::{matrix::DataMatrix, partition, prepare, synthetic};
 use crate::fed::Message;
 use crate::linalg::orth;
 use crate::progress::Progress;
-use crate::spec::{DataSpec, Generator, Point, Spectrum};
+use crate::spec::{Gen, Generator, Point, Spectrum, Svd};
 
 /// The family's metrics, in CSV column order.
 pub const METRICS: &[MetricDef] = &[
@@ -191,13 +191,15 @@ pub struct SubspaceInstance {
     start: Message,
 }
 
-pub(crate) fn spectrum(spec: &DataSpec) -> synthetic::Spectrum {
-    match spec.spectrum.expect("validated: svd data has a spectrum") {
+pub(crate) fn spectrum(s: &Svd) -> synthetic::Spectrum {
+    match s.spectrum {
         Spectrum::Geometric => synthetic::Spectrum::Geometric {
-            xi: spec.xi.expect("validated"),
+            xi: s.xi.expect("validated: a geometric spectrum has xi"),
         },
         Spectrum::Arithmetic => synthetic::Spectrum::Arithmetic {
-            kappa: spec.kappa.expect("validated"),
+            kappa: s
+                .kappa
+                .expect("validated: an arithmetic spectrum has kappa"),
         },
     }
 }
@@ -238,21 +240,21 @@ fn data(
     let spec = &point.data;
     let (key, data_seed) = super::data_key(point, run_seed);
     let full_key = format!("{key}-seed{data_seed}");
-    let (a, labels) = match spec.generator {
-        Generator::Svd => {
+    let (a, labels) = match &spec.gen {
+        Gen::Svd(s) => {
             let a = cache.get_or_build("svd", &full_key, || {
-                synthetic::svd_matrix(spec.n, spec.m, spectrum(spec), data_seed)
+                synthetic::svd_matrix(spec.n, spec.m, spectrum(s), data_seed)
             })?;
             (DataMatrix::Dense(a), None)
         }
         // Cheaper to draw again than to read back: not cached.
-        Generator::Gaussian => (
+        Gen::Gaussian(_) => (
             DataMatrix::Dense(synthetic::gaussian_matrix(spec.n, spec.m, data_seed)?),
             None,
         ),
         // Real data is read (and its checksums verified) on every run, not cached.
-        Generator::Dataset | Generator::File => prepare::dataset_matrix(spec, data_dir)?,
-        other => anyhow::bail!("generator `{other}` does not make subspace data"),
+        Gen::Dataset(_) | Gen::File(_) => prepare::dataset_matrix(spec, data_dir)?,
+        other => anyhow::bail!("generator `{}` does not make subspace data", other.name()),
     };
     // The sample order does not change AAᵀ, so the cached reference stays valid.
     let mut rng = seed::rng(run_seed, &["partition", &key]);
@@ -288,7 +290,7 @@ pub(super) fn share(
     pick: super::Pick,
 ) -> Result<super::Share> {
     let spec = &point.data;
-    match spec.generator {
+    match spec.generator() {
         Generator::Svd => super::svd_share(point, run_seed, cache, pick, start(point, run_seed)),
         Generator::Gaussian => {
             let (wanted, lo, sizes) = super::wanted_samples(point, run_seed, None, pick)?;
@@ -343,6 +345,14 @@ impl super::Family for Subspace {
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Subspace]
+    }
+    fn generators(&self) -> &'static [Generator] {
+        &[
+            Generator::Svd,
+            Generator::Gaussian,
+            Generator::Dataset,
+            Generator::File,
+        ]
     }
     fn attackable(&self) -> bool {
         true

@@ -7,53 +7,58 @@ use crate::methods::registry;
 use crate::plot::ticks::trim_zeros;
 use crate::problem::MetricDef;
 use crate::run::{describe, Outcome, RunRecord};
-use crate::spec::{Experiment, Point};
+use crate::spec::{Experiment, Gen, Point};
 use std::fmt::Write;
 use std::path::PathBuf;
 
 fn setting(p: &Point) -> String {
     let d = &p.data;
-    let source = match (&d.dataset, d.spectrum) {
+    let steps = |steps: &[crate::spec::Preprocess]| format!("{steps:?}").to_lowercase();
+    let source = match &d.gen {
         // The manifest's own file, as the manifest names it (relative to its folder).
-        (None, None) if d.source.is_some() => own_file(d),
-        (Some(name), _) => {
+        Gen::File(f) => own_file(f),
+        Gen::Dataset(ds) => {
             format!(
-                "dataset {name} ({} split, first m samples), preprocessing: {}",
-                d.split
+                "dataset {} ({} split, first m samples), preprocessing: {}",
+                ds.dataset,
+                ds.split
                     .map_or("train".into(), |s| format!("{s:?}").to_lowercase()),
-                if d.preprocess.is_empty() {
+                if ds.preprocess.is_empty() {
                     "none".into()
                 } else {
-                    format!("{:?}", d.preprocess).to_lowercase()
+                    steps(&ds.preprocess)
                 }
-            ) + &d.noise_features.map_or(String::new(), |k| {
+            ) + &ds.noise_features.map_or(String::new(), |k| {
                 format!(
                     ", then {k} {} noise features, then {}",
-                    d.noise.map_or("uniform", |x| x.as_str()),
-                    if d.after_noise.is_empty() {
+                    ds.noise.map_or("uniform", |x| x.as_str()),
+                    if ds.after_noise.is_empty() {
                         "no preprocessing".into()
                     } else {
-                        format!("{:?}", d.after_noise).to_lowercase()
+                        steps(&ds.after_noise)
                     }
                 )
             })
         }
-        (None, None) if !d.spikes.is_empty() => format!(
+        Gen::Spiked(s) => format!(
             "x ~ N(0, VDVᵀ) with planted sparse loadings, spikes {:?}, support {}{}",
-            d.spikes,
-            d.support.unwrap_or(0),
-            if d.heterogeneous {
+            s.spikes,
+            s.support,
+            if s.heterogeneous {
                 ", each client its own trailing eigenvectors (non-IID)"
             } else {
                 ""
             }
         ),
-        (None, Some(sp)) => match (d.xi, d.kappa) {
-            (Some(xi), _) => format!("A = UΣVᵀ, {sp} spectrum ξ = {xi}"),
-            (_, Some(k)) => format!("A = UΣVᵀ, {sp} spectrum κ = {k}"),
-            _ => format!("A = UΣVᵀ, {sp} spectrum"),
-        },
-        (None, None) => d.generator.to_string(),
+        Gen::Svd(s) => {
+            let sp = s.spectrum;
+            match (s.xi, s.kappa) {
+                (Some(xi), _) => format!("A = UΣVᵀ, {sp} spectrum ξ = {xi}"),
+                (_, Some(k)) => format!("A = UΣVᵀ, {sp} spectrum κ = {k}"),
+                _ => format!("A = UΣVᵀ, {sp} spectrum"),
+            }
+        }
+        Gen::Gaussian(_) | Gen::Robust(_) | Gen::Eigengap(_) => d.generator().to_string(),
     };
     format!(
         "{source}; n = {}, m = {}; {} clients ({}); {} problem, p = {}",
@@ -62,7 +67,7 @@ fn setting(p: &Point) -> String {
 }
 
 /// "file data/x.csv (csv, samples as rows, sha256 0123456789ab), labels …, preprocessing: …".
-fn own_file(d: &crate::spec::DataSpec) -> String {
+fn own_file(f: &crate::spec::File) -> String {
     let short = |h: &Option<String>| {
         h.as_deref()
             .map_or("?", |h| &h[..12.min(h.len())])
@@ -70,22 +75,22 @@ fn own_file(d: &crate::spec::DataSpec) -> String {
     };
     let mut s = format!(
         "file `{}` ({}, samples as {}, sha256 {})",
-        d.source.as_deref().unwrap_or("?"),
-        d.format.map_or("?", |f| f.as_str()),
-        d.orientation.unwrap_or_default(),
-        short(&d.sha256)
+        f.source,
+        f.format.map_or("?", |f| f.as_str()),
+        f.orientation.unwrap_or_default(),
+        short(&f.sha256)
     );
-    if let Some(l) = &d.labels {
-        s += &format!(", labels `{l}` (sha256 {})", short(&d.labels_sha256));
-    } else if let Some(c) = d.label_column {
+    if let Some(l) = &f.labels {
+        s += &format!(", labels `{l}` (sha256 {})", short(&f.labels_sha256));
+    } else if let Some(c) = f.label_column {
         s += &format!(", labels in column {c}");
     }
     s += &format!(
         ", preprocessing: {}",
-        if d.preprocess.is_empty() {
+        if f.preprocess.is_empty() {
             "none".into()
         } else {
-            format!("{:?}", d.preprocess).to_lowercase()
+            format!("{:?}", f.preprocess).to_lowercase()
         }
     );
     s

@@ -80,15 +80,11 @@ fn min_bytes(point: &Point) -> u128 {
 
 /// Whether the point's data is read as sparse samples.
 fn sparse_data(point: &Point) -> bool {
-    use crate::spec::{FileFormat, Generator};
-    match point.data.generator {
-        Generator::Dataset => point
-            .data
-            .dataset
-            .as_deref()
-            .and_then(|name| crate::data::datasets::find(name).ok())
-            .is_some_and(|d| matches!(d.format, crate::data::datasets::Format::Libsvm { .. })),
-        Generator::File => crate::data::own::file_format(&point.data) == Some(FileFormat::Libsvm),
+    use crate::spec::{FileFormat, Gen};
+    match &point.data.gen {
+        Gen::Dataset(d) => crate::data::datasets::find(&d.dataset)
+            .is_ok_and(|d| matches!(d.format, crate::data::datasets::Format::Libsvm { .. })),
+        Gen::File(f) => crate::data::own::file_format(f) == Some(FileFormat::Libsvm),
         _ => false,
     }
 }

@@ -8,6 +8,7 @@
 //! the file, the line and the key, because a manifest is edited by hand and "invalid type" alone
 //! sends the user hunting.
 
+mod data;
 mod locate;
 mod merge;
 mod names;
@@ -24,11 +25,15 @@ pub(crate) use merge::fmt_value;
 
 use locate::{format_path, parse_path, Seg};
 
+pub use data::{
+    fields as generator_fields, DataSpec, Dataset, Eigengap, File, Gaussian, Gen, Real, Robust,
+    Spiked, Svd,
+};
 pub use locate::Locator;
 pub use names::{plain_name, quoted};
 pub use schema::{
-    AttackSpec, ClaimSpec, DataSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude,
-    Noise, Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec,
+    AttackSpec, ClaimSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude, Noise,
+    Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec,
     RawManifest, RawPoint, Scheme, Spectrum, StopSpec, Target, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
     SWEEPABLE,
 };
@@ -408,7 +413,7 @@ impl Parsed {
 }
 
 /// serde with the failing key path recovered (serde_path_to_error) and located in the file.
-fn deserialize<T: DeserializeOwned>(
+pub(super) fn deserialize<T: DeserializeOwned>(
     table: toml::Table,
     loc: &Locator,
     at: &str,
@@ -519,7 +524,7 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<SweptPoint>, Ma
         // The key must exist in the schema: try it with its first value.
         let mut probe = section.clone();
         merge::set_path(&mut probe, &segs, list[0].clone());
-        if let Err(e) = deserialize::<RawPoint>(probe, loc, "") {
+        if let Err(e) = read_point(probe, loc, "") {
             if e.key() == Some(format_path(&segs).as_str())
                 && e.message().starts_with("unknown field")
             {
@@ -575,8 +580,7 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<SweptPoint>, Ma
         } else {
             format!(" (sweep point {label})")
         };
-        file_defaults(&mut table, loc, &at)?;
-        let raw: RawPoint = deserialize(table, loc, &at)?;
+        let raw = read_point(table, loc, &at)?;
         points.push(SweptPoint {
             label,
             coords: keys.iter().map(|k| (*k).clone()).zip(combo).collect(),
@@ -587,27 +591,15 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<SweptPoint>, Ma
     Ok(points)
 }
 
-/// `source` implies generator = "file", whose n and m may come from the file; every other
-/// generator needs n and m (serde's defaults of 0 would hide a missing one).
-fn file_defaults(sections: &mut toml::Table, loc: &Locator, at: &str) -> Result<(), ManifestError> {
-    let Some(toml::Value::Table(data)) = sections.get_mut("data") else {
-        return Ok(());
-    };
-    if data.contains_key("source") && !data.contains_key("generator") {
-        data.insert("generator".into(), toml::Value::String("file".into()));
-    }
-    if data
-        .get("generator")
-        .and_then(|g| g.as_str())
-        .is_some_and(|g| g != "file")
-    {
-        for key in ["n", "m"] {
-            if !data.contains_key(key) {
-                return Err(loc.error(&format!("data.{key}"), format!("missing field `{key}`{at}")));
-            }
-        }
-    }
-    Ok(())
+/// One sweep point's sections (`[data]`, `[partition]`, `[problem]`), read and checked as far
+/// as they can be on their own.
+fn read_point(table: toml::Table, loc: &Locator, at: &str) -> Result<RawPoint, ManifestError> {
+    let sections: schema::Sections = deserialize(table, loc, at)?;
+    Ok(RawPoint {
+        data: DataSpec::from_table(sections.data, loc, at)?,
+        partition: sections.partition,
+        problem: sections.problem,
+    })
 }
 
 /// One MethodSpec per parameter variant; (label, variant) must be unique so reports can tell

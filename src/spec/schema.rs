@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::data::DataSpec;
+
 /// The problem families (`[problem] kind = "..."`); what each one is and does lives in
 /// [`crate::problem`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -21,6 +23,18 @@ pub enum Kind {
     /// The leading eigenvector of the sample covariance, on the unit sphere (CEDRE and its
     /// baselines).
     Eigvec,
+}
+
+impl Generator {
+    pub const ALL: &'static [Generator] = &[
+        Generator::Svd,
+        Generator::Gaussian,
+        Generator::Dataset,
+        Generator::Robust,
+        Generator::Spiked,
+        Generator::Eigengap,
+        Generator::File,
+    ];
 }
 
 impl Kind {
@@ -123,11 +137,20 @@ fn yes() -> bool {
     true
 }
 
-/// The part of the manifest a sweep may vary: deserialized once per sweep point.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The part of the manifest a sweep may vary, read once per sweep point (`[data]` by
+/// [`DataSpec::from_table`], whose struct depends on its `generator`).
+#[derive(Debug, Clone)]
 pub struct RawPoint {
     pub data: DataSpec,
+    pub partition: PartitionSpec,
+    pub problem: ProblemSpec,
+}
+
+/// [`RawPoint`] as serde reads it, `[data]` still a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Sections {
+    pub data: toml::Table,
     pub partition: PartitionSpec,
     pub problem: ProblemSpec,
 }
@@ -169,7 +192,7 @@ pub enum Generator {
 }
 
 /// How a `source` file is stored (`format`; by default from its extension).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FileFormat {
     Csv,
@@ -180,7 +203,9 @@ pub enum FileFormat {
 
 /// Whether a `source` file holds one sample per row (the default, as numpy and pandas do) or
 /// one per column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Orientation {
     #[default]
@@ -199,7 +224,7 @@ pub struct FilePaths {
 
 /// Random features appended to a dataset (the sparse PCA paper's WDBC*): features the loadings
 /// should leave out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Noise {
     /// iid U[0, 1) for every sample (§IV.B, IID).
@@ -211,7 +236,9 @@ pub enum Noise {
 }
 
 /// Magnitudes of the robust generator's outliers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Magnitude {
     /// ±√(nm), random sign: the DCF-PCA paper's text ("sampled from {−√(mn), 0, √(mn)}").
@@ -221,7 +248,7 @@ pub enum Magnitude {
     Uniform,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Spectrum {
     /// Σ_ii = xi^(1-i), xi > 1 (FAPS eq. 24).
@@ -230,111 +257,7 @@ pub enum Spectrum {
     Arithmetic,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DataSpec {
-    pub generator: Generator,
-    /// Svd only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spectrum: Option<Spectrum>,
-    /// Rows = features. File data: optional, taken from the file (checked when given).
-    #[serde(default)]
-    pub n: usize,
-    /// Columns = samples. File data: optional, as n.
-    #[serde(default)]
-    pub m: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xi: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kappa: Option<f64>,
-    /// Dataset only: its name in `dpca data list`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dataset: Option<String>,
-    /// Dataset only: which samples (default train).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<DataSplit>,
-    /// Dataset only: preprocessing steps, applied in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub preprocess: Vec<Preprocess>,
-    /// Robust only: rank r of L₀.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank: Option<usize>,
-    /// Robust only: fraction s of entries of S₀ that are non-zero.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sparsity: Option<f64>,
-    /// Robust only: outlier magnitudes (default "sign").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub magnitude: Option<Magnitude>,
-    /// Spiked only: the leading eigenvalues of Σ, one per planted sparse loading; the others
-    /// are 1 (the paper: [400, 300]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub spikes: Vec<f64>,
-    /// Spiked only: non-zero entries per planted loading, each 1/√support, on disjoint
-    /// consecutive features (the paper: 10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub support: Option<usize>,
-    /// Spiked only: each client draws its own eigenvectors beyond the planted ones (non-IID,
-    /// §IV.C); otherwise all share one Σ.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub heterogeneous: bool,
-    /// Spiked only: divide each client's samples by √m_i, so that its X_iX_iᵀ estimates Σ at
-    /// every client count (the scale at which the paper's λ and ρ behave as it reports).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub covariance_scale: bool,
-    /// Eigengap only: δ, the gap between Σ's first two eigenvalues 1 and 1 − δ.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delta: Option<f64>,
-    /// Eigengap only: Σ_jj = decay·Σ_(j−1)(j−1) for j ≥ 3 (default 0.9, the paper's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decay: Option<f64>,
-    /// Dataset only: random features appended after the dataset's own (WDBC*: 800).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise_features: Option<usize>,
-    /// Dataset only: how the appended features are drawn (default uniform).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise: Option<Noise>,
-    /// Dataset only: preprocessing of the whole matrix after the noise features are appended
-    /// (`preprocess` acts on the dataset's own features before).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub after_noise: Vec<Preprocess>,
-    /// File only: the data file, relative to the manifest's folder (or absolute). Setting it
-    /// implies generator = "file".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// File only: its format (default: from the extension, after any .gz or .bz2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<FileFormat>,
-    /// File only: samples as rows (default) or columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub orientation: Option<Orientation>,
-    /// File only: the file's SHA-256, checked when given; filled in with the file's digest
-    /// when the manifest loads, so that records and cache keys change with the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
-    /// File only, CSV: whether the first line names the columns (default: detected).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub header: Option<bool>,
-    /// File only, CSV: the column holding each sample's label, numbered from 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_column: Option<usize>,
-    /// File only: a labels file, one integer per line or a .npy vector, one per sample.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub labels: Option<String>,
-    /// File only: the labels file's SHA-256, as `sha256`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub labels_sha256: Option<String>,
-    /// File only, set when the manifest loads (not a manifest key): SHA-256 of the matrix as
-    /// read and of its labels, whatever the format, orientation or path. It keys the data's
-    /// seeds and cached reference, so the same matrix gives the same runs from a CSV or a .npy
-    /// file, and a changed one gets new ones.
-    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
-    pub content_sha256: Option<String>,
-    /// File only: where `source` and `labels` were found (set when the manifest loads).
-    #[serde(skip)]
-    pub paths: Option<FilePaths>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DataSplit {
     Train,
@@ -343,7 +266,7 @@ pub enum DataSplit {
 }
 
 /// Preprocessing of a dataset's n×m matrix (samples as columns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Preprocess {
     /// Divide by 255: pixels in [0, 1].
@@ -369,59 +292,6 @@ impl Preprocess {
             Self::Zscore => "zscore",
             Self::UnitTop => "unit_top",
         }
-    }
-}
-
-impl DataSpec {
-    /// Canonical, file-name-safe text of every field, to name cached matrices. It does not
-    /// contain the seed: the caller appends the data seed it derived.
-    pub fn cache_key(&self) -> String {
-        let mut key = match self.spectrum {
-            Some(sp) => format!("{}-{sp}-n{}-m{}", self.generator, self.n, self.m),
-            None => format!("{}-n{}-m{}", self.generator, self.n, self.m),
-        };
-        if let Some(d) = &self.dataset {
-            key.push_str(&format!("-{d}-{:?}-{:?}", self.split, self.preprocess));
-        }
-        // A data file by the content it was read as, not by its path or bytes: the same matrix
-        // shares seeds and cache from a CSV or a .npy file, and an edited one gets new ones.
-        if self.source.is_some() {
-            let content = self.content_sha256.as_deref().unwrap_or("unresolved");
-            key.push_str(&format!(
-                "-{}-{:?}",
-                &content[..16.min(content.len())],
-                self.preprocess
-            ));
-        }
-        if let Some(xi) = self.xi {
-            key.push_str(&format!("-xi{xi:?}"));
-        }
-        if let Some(kappa) = self.kappa {
-            key.push_str(&format!("-kappa{kappa:?}"));
-        }
-        if !self.spikes.is_empty() {
-            key.push_str(&format!(
-                "-spikes{:?}-support{:?}-het{}-cov{}",
-                self.spikes, self.support, self.heterogeneous, self.covariance_scale
-            ));
-        }
-        if let Some(delta) = self.delta {
-            key.push_str(&format!("-delta{delta:?}-decay{:?}", self.decay));
-        }
-        if let Some(k) = self.noise_features {
-            key.push_str(&format!(
-                "-noise{k}-{:?}-{:?}",
-                self.noise.unwrap_or(Noise::Uniform),
-                self.after_noise
-            ));
-        }
-        if let (Some(r), Some(s)) = (self.rank, self.sparsity) {
-            key.push_str(&format!(
-                "-r{r}-s{s:?}-{}",
-                self.magnitude.unwrap_or_default()
-            ));
-        }
-        key
     }
 }
 

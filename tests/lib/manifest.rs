@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use dpca_bench::plan;
 
-use dpca_bench::spec::{self, Experiment, ManifestError, Scheme, Spectrum, XAxis};
+use dpca_bench::spec::{self, DataSpec, Experiment, Gen, ManifestError, Scheme, Spectrum, XAxis};
 
 const GOOD: &str = r#"id = "table9"
 paper = "faps"
@@ -57,6 +57,14 @@ partition = { clients = 4 }
 "#;
 
 const FILE: &str = "table9.toml";
+
+/// The svd generator's keys of a point's data.
+fn svd(d: &DataSpec) -> &spec::Svd {
+    match &d.gen {
+        Gen::Svd(s) => s,
+        other => panic!("not svd data: {other:?}"),
+    }
+}
 
 struct Written {
     _dir: tempfile::TempDir,
@@ -143,8 +151,8 @@ fn good_manifest_paper_profile() {
     let p = &e.points[0];
     assert_eq!(p.label, "");
     assert!(p.coords.is_empty());
-    assert_eq!((p.data.n, p.data.m, p.data.xi), (20, 640, Some(1.01)));
-    assert_eq!(p.data.spectrum, Some(Spectrum::Geometric));
+    assert_eq!((p.data.n, p.data.m, svd(&p.data).xi), (20, 640, Some(1.01)));
+    assert_eq!(svd(&p.data).spectrum, Spectrum::Geometric);
     assert_eq!((p.partition.scheme, p.partition.clients), (Scheme::Even, 8));
     assert_eq!(p.problem.p, 4);
     assert_eq!(e.stop.max_rounds, 300);
@@ -164,8 +172,8 @@ fn good_manifest_quick_profile_overlays() {
     let p = &e.points[0];
     // Overlaid keys replaced, the others kept (tables merge key by key).
     assert_eq!((p.data.n, p.data.m), (10, 320));
-    assert_eq!(p.data.xi, Some(1.01));
-    assert_eq!(p.data.spectrum, Some(Spectrum::Geometric));
+    assert_eq!(svd(&p.data).xi, Some(1.01));
+    assert_eq!(svd(&p.data).spectrum, Spectrum::Geometric);
     assert_eq!(p.partition.clients, 4);
     assert_eq!(p.partition.scheme, Scheme::Even);
     assert_eq!(p.problem.p, 4);
@@ -339,7 +347,7 @@ fn real_manifests_load() {
         (
             p.data.n,
             p.data.m,
-            p.data.xi,
+            svd(&p.data).xi,
             p.problem.p,
             p.partition.clients
         ),
@@ -889,7 +897,7 @@ name = "ssi"
     let path = dir.path().join("ds.toml");
     std::fs::write(&path, base).unwrap();
     let exp = dpca_bench::plan::load(&path, "quick").unwrap();
-    assert_eq!(exp.points[0].data.dataset.as_deref(), Some("mnist"));
+    assert!(matches!(&exp.points[0].data.gen, Gen::Dataset(d) if d.dataset == "mnist"));
 
     std::fs::write(
         &path,
@@ -1084,8 +1092,7 @@ fn robust_manifests_are_checked_and_zip_sweeps_pair_their_lists() {
     let w = write(&zipped.replace("seed = 7", "seed = 7\nzip_sweep = true"));
     let e = plan::load(&w.path, "paper").unwrap();
     assert_eq!(e.points.len(), 3, "zipped, not crossed");
-    assert_eq!(e.points[2].data.rank, Some(3));
-    assert_eq!(e.points[2].data.sparsity, Some(0.2));
+    assert!(matches!(&e.points[2].data.gen, Gen::Robust(r) if (r.rank, r.sparsity) == (3, 0.2)));
     let w = write(&zipped);
     assert_eq!(plan::load(&w.path, "paper").unwrap().points.len(), 9);
     let w = write(
@@ -1185,7 +1192,7 @@ fn eigvec_manifests_check_generator_delta_and_p() {
         .replace("sv_err = 1.09e-7", "log_err = -32.0");
     let w = write(&eig);
     let e = plan::load(&w.path, "paper").unwrap();
-    assert_eq!(e.points[0].data.delta, Some(0.2));
+    assert!(matches!(&e.points[0].data.gen, Gen::Eigengap(g) if g.delta == 0.2));
 
     let w = write(&eig.replace("delta = 0.2", "delta = 1.5"));
     expect(
@@ -1289,4 +1296,109 @@ fn paper_numbers_and_claims_name_one_entry() {
         "claims[0].method",
         &["2 parameter variants", "`FAPS fixed (inner_steps=3)`"],
     );
+}
+
+/// `[data]` is typed per generator: a key of another generator is refused, naming the
+/// generators that take it; a missing key of this one says what it means.
+#[test]
+fn data_keys_belong_to_their_generator() {
+    let w = edit("xi = 1.01", "xi = 1.01\nrank = 2");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "rank = 2"),
+        "data.rank",
+        &["only used with generator = \"robust\"", "not \"svd\""],
+    );
+    let w = edit("xi = 1.01", "xi = 1.01\npreprocess = [\"center\"]");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "preprocess ="),
+        "data.preprocess",
+        &["generator = \"dataset\" or \"file\""],
+    );
+    // A key no generator has keeps serde's list of the valid ones.
+    let w = edit("xi = 1.01", "xi = 1.01\nxii = 2");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "xii = 2"),
+        "data.xii",
+        &["unknown field `xii`", "`kappa`"],
+    );
+    // Missing: the key's own doc comment says what to give.
+    let w = edit("spectrum = \"geometric\"\n", "");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "[data]"),
+        "data.spectrum",
+        &[
+            "missing field `spectrum`",
+            "\"geometric\"",
+            "\"arithmetic\"",
+        ],
+    );
+}
+
+/// Noise features belong to the sparse family's real data: the svd generator never appended
+/// them (the key used to be accepted there and ignored), and a subspace dataset refuses them.
+#[test]
+fn noise_features_only_where_they_are_appended() {
+    let sparse_svd = GOOD.replace("[problem]\np = 4", "[problem]\nkind = \"sparse\"\np = 2");
+    let w = write(&sparse_svd.replace("xi = 1.01", "xi = 1.01\nnoise_features = 3"));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "noise_features"),
+        "data.noise_features",
+        &["only used with generator = \"dataset\" or \"file\""],
+    );
+    let w = edit(
+        "generator = \"svd\"\nspectrum = \"geometric\"\nn = 20\nm = 640\nxi = 1.01",
+        "generator = \"dataset\"\ndataset = \"wdbc\"\nn = 40\nm = 569\nnoise_features = 10",
+    );
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "noise_features"),
+        "data.noise_features",
+        &["only used with kind = \"sparse\"", "not \"subspace\""],
+    );
+}
+
+/// The JSON of a point's data (hashed into run fingerprints and written to run.json) and its
+/// cache key (which also seeds the data) are the flat `[data]` table of before the typed
+/// specs: pinned here, since a change would silently re-draw every synthetic data set.
+#[test]
+fn data_json_and_cache_keys_are_pinned() {
+    let cases = [
+        (
+            "generator = \"svd\"\nspectrum = \"geometric\"\nn = 20\nm = 640\nxi = 1.01",
+            r#"{"generator":"svd","m":640,"n":20,"spectrum":"geometric","xi":1.01}"#,
+            "svd-geometric-n20-m640-xi1.01",
+        ),
+        (
+            "generator = \"robust\"\nn = 20\nm = 640\nrank = 2\nsparsity = 0.05",
+            r#"{"generator":"robust","m":640,"n":20,"rank":2,"sparsity":0.05}"#,
+            "robust-n20-m640-r2-s0.05-sign",
+        ),
+    ];
+    for (data, json, key) in cases {
+        let mut text = GOOD.replace(
+            "generator = \"svd\"\nspectrum = \"geometric\"\nn = 20\nm = 640\nxi = 1.01",
+            data,
+        );
+        if data.contains("robust") {
+            text = text
+                .replace("[problem]\np = 4", "[problem]\nkind = \"robust\"")
+                .replace("name = \"ssi\"", "name = \"dcfpca\"")
+                .replace(
+                    "name = \"faps\"\nparams = { inner = \"fixed\", inner_steps = [3, 5] }",
+                    "name = \"apgm\"",
+                )
+                .replace("y = \"kkt\"", "y = \"err\"")
+                .replace("sv_err = 1.09e-7", "err = 1e-6");
+        }
+        let w = write(&text);
+        let e = plan::load(&w.path, "paper").unwrap();
+        let d = &e.points[0].data;
+        assert_eq!(serde_json::to_value(d).unwrap().to_string(), json);
+        assert_eq!(d.cache_key(), key);
+    }
 }

@@ -1,8 +1,8 @@
 //! Comparing two results folders' CSVs (`dpca compare`, `dpca verify`): the same runs, the same
-//! rounds and stop reasons, every metric within a relative tolerance. Times are ignored (they
-//! measure the machine, not the method), as are columns the manifest or the naming supplies
-//! (the paper's numbers, run ids) and n-vectors (derived from the bytes, which are compared
-//! exactly).
+//! rounds and stop reasons, the same parameters (summary.csv's `p_` columns), every metric within
+//! a relative tolerance. Times are ignored (they measure the machine, not the method), as are
+//! columns the manifest or the naming supplies (the paper's numbers, run ids) and n-vectors
+//! (derived from the bytes, which are compared exactly).
 
 use crate::spec::{LEAK_ABS, LEAK_ERR};
 use crate::util::columns;

@@ -2,14 +2,17 @@
 //!
 //! Column names are a contract with users' scripts: the fixed columns, then the problem
 //! family's metrics by name, then `point`, (`leak_err`, with `[attack] unscaled` `kkt_abs` and
-//! `leak_abs`,) `run_id`.
+//! `leak_abs`,) `run_id`. summary.csv also has a `p_<name>` column per resolved method parameter
+//! after `params` ([`param_columns`]).
 
 use crate::problem::MetricDef;
 use crate::run::{RunKey, RunRecord, TraceRow};
 use crate::spec::{Experiment, PaperResult, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use crate::util::atomic_write_with;
 use anyhow::{ensure, Result};
+use serde_json::Value;
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// The paper's numbers for one run: those given for its sweep point, or, without a sweep, those
@@ -72,6 +75,37 @@ fn opt_f64_col(name: &str, v: Vec<Option<f64>>) -> Column {
     Column::opt(name, v.into_iter().map(|x| x.map(|x| format!("{x:?}"))))
 }
 
+/// One `p_<name>` column per parameter any run's method resolved (defaults included), sorted by
+/// name; a cell is empty where the run's method has no such parameter or leaves it unset (null).
+/// summary.csv only: trace.csv and spectra.csv, with many rows per run, join them by `run_id`.
+fn param_columns(records: &[RunRecord]) -> Vec<Column> {
+    let names: BTreeSet<&String> = records
+        .iter()
+        .filter_map(|r| r.resolved.as_object())
+        .flat_map(|p| p.keys())
+        .collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let cells = records
+                .iter()
+                .map(|r| param_cell(&r.resolved[name.as_str()]));
+            Column::opt(&format!("p_{name}"), cells)
+        })
+        .collect()
+}
+
+/// A parameter's value as text: a decimal as [`f64_col`] writes it, an integer, `true`/`false`
+/// or a word as it is, a list or table as compact JSON; None when null.
+fn param_cell(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::Number(n) if n.is_f64() => n.as_f64().map(|x| format!("{x:?}")),
+        Value::String(s) => Some(s.clone()),
+        _ => Some(v.to_string()),
+    }
+}
+
 /// Columns of equal length, written row by row by [`write_csv`].
 pub struct Table {
     columns: Vec<Column>,
@@ -121,7 +155,8 @@ pub fn reported_metrics(exp: &Experiment) -> Vec<&'static MetricDef> {
     }
 }
 
-/// One row per (run, round): the network's counts, then the family's metrics by name.
+/// One row per (run, round): the network's counts, then the family's metrics by name (the
+/// method's parameters are summary.csv's, joined by `run_id`).
 pub fn trace_table(exp: &Experiment, records: &[RunRecord]) -> Result<Table> {
     let rows: Vec<(&RunRecord, &TraceRow)> = records
         .iter()
@@ -182,6 +217,9 @@ pub fn summary_table(exp: &Experiment, records: &[RunRecord]) -> Result<Table> {
         str_col("profile", vec![exp.profile.clone(); records.len()]),
         str_col("method", strs(&|r| r.key.label.clone())),
         str_col("params", strs(&|r| r.key.params.clone())),
+    ];
+    cols.extend(param_columns(records));
+    cols.extend([
         Column::new("seed", ints(&|r| r.key.seed)),
         Column::new("rounds", ints(&|r| r.rounds)),
         Column::new("converged", records.iter().map(|r| r.converged)),
@@ -189,7 +227,7 @@ pub fn summary_table(exp: &Experiment, records: &[RunRecord]) -> Result<Table> {
         Column::new("bytes_up", ints(&|r| r.last().bytes_up)),
         Column::new("bytes_down", ints(&|r| r.last().bytes_down)),
         f64_col("vectors", last(&|r| r.last().vectors)),
-    ];
+    ]);
     for m in crate::problem::family(exp.kind).metrics() {
         cols.push(f64_col(
             m.name,
@@ -282,7 +320,38 @@ fn quoted(cell: Option<&str>) -> Cow<'_, [u8]> {
 
 #[cfg(test)]
 mod tests {
-    use super::{write_csv, Column, Table};
+    use super::{param_cell, write_csv, Column, Table};
+    use serde_json::json;
+
+    /// A parameter's cell: decimals in shortest round-trip form, integers, booleans and words
+    /// as they are, lists and tables as compact JSON, nothing when unset.
+    #[test]
+    fn parameters_as_text() {
+        let values = [
+            json!(0.15),
+            json!(1.0),
+            json!(1e-10),
+            json!(8),
+            json!(true),
+            json!("fixed"),
+            json!([0.005, 0.5]),
+            json!({"backtrack": 0.5, "max": 20}),
+            json!(null),
+        ];
+        let want = [
+            Some("0.15"),
+            Some("1.0"),
+            Some("1e-10"),
+            Some("8"),
+            Some("true"),
+            Some("fixed"),
+            Some("[0.005,0.5]"),
+            Some(r#"{"backtrack":0.5,"max":20}"#),
+            None,
+        ];
+        let cells: Vec<Option<String>> = values.iter().map(param_cell).collect();
+        assert_eq!(cells, want.map(|c| c.map(str::to_string)));
+    }
 
     /// Quoted as polars quoted the committed results: an empty text `""`, a missing value
     /// empty, a comma, quote or line break inside quotes with quotes doubled; numbers bare.

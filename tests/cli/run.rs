@@ -126,7 +126,8 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
 
     let header = std::fs::read_to_string(r1.join("summary.csv")).unwrap();
     assert!(header.starts_with(
-        "experiment,profile,method,params,seed,rounds,converged,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist,paper_rounds,paper_sv_err,stop_reason,point,run_id"
+        "experiment,profile,method,params,p_align,p_beta0,p_decay,p_delta,p_eps_x,p_halve_every,\
+         p_inner,p_inner_steps,p_max_inner,p_mu,p_period,p_power_iters,p_q0,p_theta,seed,rounds,converged,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist,paper_rounds,paper_sv_err,stop_reason,point,run_id"
     ));
     let trace = std::fs::read_to_string(r1.join("trace.csv")).unwrap();
     assert!(trace.starts_with(
@@ -188,6 +189,106 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
     assert_eq!(
         without_time(&r1.join("summary.csv")),
         without_time(&r2.join("summary.csv"))
+    );
+}
+
+/// summary.csv has a `p_<name>` column per parameter of any method, defaults included, sorted,
+/// after `params`: empty where a method has no such parameter. trace.csv has none (run_id joins
+/// them). A render of the folder writes the same bytes.
+#[test]
+fn summary_has_a_column_per_resolved_parameter_and_renders_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let manifest = MANIFEST.replace(
+        "label = \"FAPS\"",
+        "label = \"FAPS\"\nparams = { inner_steps = 3 }",
+    );
+    std::fs::write(d.join("tiny.toml"), manifest).unwrap();
+    let o = run_quick(d, "tiny.toml", "1", "res");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let folder = d.join("res/faps/tiny/quick");
+
+    let mut r = csv::Reader::from_path(folder.join("summary.csv")).unwrap();
+    let head: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    let after_params: Vec<&str> = head
+        .iter()
+        .skip_while(|h| *h != "params")
+        .skip(1)
+        .take_while(|h| h.starts_with("p_"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        after_params,
+        [
+            "p_align",
+            "p_beta0",
+            "p_decay",
+            "p_delta",
+            "p_eps_x",
+            "p_halve_every",
+            "p_inner",
+            "p_inner_steps",
+            "p_max_inner",
+            "p_mu",
+            "p_period",
+            "p_power_iters",
+            "p_q0",
+            "p_theta"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let cell = |method: &str, column: &str| {
+        let (m, c) = (
+            head.iter().position(|h| h == "method").unwrap(),
+            head.iter().position(|h| h == column).unwrap(),
+        );
+        let row = rows.iter().find(|r| &r[m] == method).unwrap();
+        row[c].to_string()
+    };
+    for (method, column, want) in [
+        ("FAPS", "p_inner_steps", "3"),
+        ("FAPS", "p_beta0", "0.15"),
+        ("FAPS", "p_inner", "fixed"),
+        ("FAPS", "p_q0", ""),
+        ("LocalPower", "p_q0", "8"),
+        ("LocalPower", "p_decay", "true"),
+        ("LocalPower", "p_align", "procrustes"),
+        ("LocalPower", "p_beta0", ""),
+    ] {
+        assert_eq!(cell(method, column), want, "{method} {column}");
+    }
+    for column in &after_params {
+        assert_eq!(cell("SSI", column), "", "SSI has no parameters");
+    }
+    let trace = std::fs::read_to_string(folder.join("trace.csv")).unwrap();
+    assert!(!trace.lines().next().unwrap().contains(",p_"));
+
+    // A render writes the same bytes, also from a summary.csv written before the `p_` columns.
+    let files = ["summary.csv", "trace.csv", "report.md"];
+    let read = || files.map(|f| std::fs::read(folder.join(f)).unwrap());
+    let before = read();
+    let render = || {
+        let o = Command::new(env!("CARGO_BIN_EXE_dpca"))
+            .args(["render", folder.to_str().unwrap()])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    render();
+    assert!(read() == before, "a render changed {files:?}");
+    let keep: Vec<usize> = (0..head.len())
+        .filter(|&i| !head[i].starts_with("p_"))
+        .collect();
+    let mut w = csv::Writer::from_path(folder.join("summary.csv")).unwrap();
+    for row in std::iter::once(&csv::StringRecord::from(head.clone())).chain(&rows) {
+        w.write_record(keep.iter().map(|&i| &row[i])).unwrap();
+    }
+    w.flush().unwrap();
+    render();
+    assert!(
+        read() == before,
+        "a render of the earlier format changed {files:?}"
     );
 }
 

@@ -124,6 +124,27 @@ fn a_metric_beyond_the_tolerance_is_named_with_both_values() {
     assert!(out.status.success(), "{}", text(&out));
 }
 
+/// The resolved parameters (summary.csv's `p_` columns) are compared like any other column.
+#[test]
+fn a_changed_parameter_is_a_difference() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = copy_of(FOLDER, tmp.path());
+    let summary = copy.join("summary.csv");
+    let mut s = rows(&summary);
+    let c = s[0].iter().position(|h| h.starts_with("p_")).unwrap();
+    let (name, old) = (s[0][c].clone(), s[1][c].clone());
+    s[1][c] = format!("{old}9");
+    write_rows(&summary, &s);
+    let out = dpca(&["compare", FOLDER, copy.to_str().unwrap()]);
+    let text = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("summary.csv") && l.contains(&name) && l.contains(&old)),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_changed_round_count_is_a_difference() {
     let tmp = tempfile::tempdir().unwrap();

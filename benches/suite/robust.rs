@@ -92,7 +92,7 @@ fn once<R>(f: impl FnOnce() -> R) -> (f64, R) {
 
 // ---- DCF-PCA ----
 
-/// Flops of one DCF-PCA round (src/methods/dcfpca.rs), K local steps on every client, each
+/// Flops of one DCF-PCA round (src/methods/robust/dcfpca.rs), K local steps on every client, each
 /// step per client i (n×m_i block, rank r): the ridge solve's UᵀU (2nr²), (UᵀU + ρI)⁻¹ by
 /// Cholesky (r³), (M_i − S_i)ᵀU (2nm_ir) and its product with the inverse (2m_ir²); U V_iᵀ
 /// (2nm_ir); the gradient (S_i − R_i)V_i (2nm_ir). The elementwise passes over n×m_i (M_i − S_i,
@@ -141,7 +141,7 @@ impl Svt {
 /// The SVT of an iteration, as [`Iteration::iterate`] takes it: argument, threshold, rank hint.
 type SvtFn<'f> = dyn FnMut(ArrayView2<f64>, f64, usize) -> anyhow::Result<Svd> + 'f;
 
-/// The client of a centralised robust method (src/methods/ialm.rs, apgm.rs), the method's own
+/// The client of a centralised robust method (src/methods/robust/ialm.rs, apgm.rs), the method's own
 /// code, its one SVT per iteration done by the caller.
 trait Iteration {
     /// One iteration; its stopping value.

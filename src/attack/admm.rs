@@ -29,7 +29,7 @@
 use super::Leak;
 use crate::fed::{Message, Transcript};
 use crate::linalg::prox::smooth_l1_grad;
-use crate::methods::{faspca, fsspca};
+use crate::methods::sparse::{faspca, fsspca};
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2};
 use ndarray_linalg::{JobSvd, SVDDC};

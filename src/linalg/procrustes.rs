@@ -1,6 +1,6 @@
 //! Aligning one orthonormal basis to another (LocalPower's eqs. (4) and (5)).
 //!
-//! Both functions repeat, call for call, what `methods::localpower::alignment` computed, so that
+//! Both functions repeat, call for call, what `methods::subspace::localpower::alignment` computed, so that
 //! runs stay bit-identical when it switches to them.
 
 use anyhow::{bail, Context, Result};

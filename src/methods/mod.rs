@@ -7,27 +7,12 @@
 //! client's data, and everything that crosses the network is counted. One [`Server::step`] is
 //! one outer iteration (one or more rounds).
 
-pub mod apgm;
-pub mod cedre;
-pub mod consensus_admm;
-pub mod dcfpca;
-pub mod dispca_b;
-pub mod dispca_l;
-pub mod dsi;
-pub mod dssal1;
-pub mod eigvec_common;
-pub mod faps;
-pub mod faspca;
-pub mod fsspca;
-pub mod ialm;
-pub mod ilea;
-pub mod localpower;
-pub mod manpg;
+pub mod eigvec;
 pub mod params_doc;
-pub mod pca;
 pub mod registry;
-pub mod rgd;
-pub mod ssi;
+pub mod robust;
+pub mod sparse;
+pub mod subspace;
 
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network, Shape};

@@ -1,12 +1,12 @@
 //! Method names → builders. A new method is a new file (a type implementing [`Method`], its
 //! name, paper and family among its constants) plus one line in [`METHODS`].
 
+use super::eigvec::{cedre, dispca_b, dispca_l, dsi, ilea, rgd};
+use super::robust::{apgm, dcfpca, ialm};
+use super::sparse::{consensus_admm, dssal1, faspca, fsspca, manpg, pca};
+use super::subspace::{faps, localpower, ssi};
 use super::StepInfo;
-use super::{
-    apgm, cedre, consensus_admm, dcfpca, dispca_b, dispca_l, dsi, dssal1, faps, faspca, fsspca,
-    ialm, ilea, localpower, manpg, params_doc, pca, rgd, ssi, ClientSetup, Method, Params, Server,
-    ServerSetup,
-};
+use super::{params_doc, ClientSetup, Method, Params, Server, ServerSetup};
 use crate::data::matrix::Block;
 use crate::fed::{Client, LocalNetwork, Message, Shape};
 use crate::spec::Kind;

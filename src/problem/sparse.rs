@@ -38,7 +38,7 @@
 //! - `f_mu` = F(Z); `manpg_gap` = (F(Z) − F(Z*))/|F(Z*)|; `manpg_dist` = ‖ZZᵀ − Z*Z*ᵀ‖_F.
 //!
 //! Reference: PCA by LAPACK's dsyevd on G (n ≤ a few thousand features in this family), and
-//! with μ set centralised ManPG (`methods::manpg::centralised`) to ‖D‖_F ≤ 1e-10·√(np).
+//! with μ set centralised ManPG (`methods::sparse::manpg::centralised`) to ‖D‖_F ≤ 1e-10·√(np).
 
 use super::{Instance, MetricDef};
 use crate::data::cache::MatrixCache;
@@ -617,7 +617,7 @@ fn manpg_reference(
         z0.ncols()
     );
     cache.get_or_build("manpg", &key, || {
-        crate::methods::manpg::centralised(gram, z0, mu, t, MANPG_TOL, MANPG_MAX_ITER)
+        crate::methods::sparse::manpg::centralised(gram, z0, mu, t, MANPG_TOL, MANPG_MAX_ITER)
     })
 }
 

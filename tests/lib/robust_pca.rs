@@ -5,8 +5,8 @@
 use dpca_bench::data::matrix::DataMatrix;
 use dpca_bench::fed::{Counters, Message, Network};
 use dpca_bench::linalg::svd::thin_svd;
-use dpca_bench::methods::ialm::spectral_norm;
 use dpca_bench::methods::registry::{lookup, Running, Start};
+use dpca_bench::methods::robust::ialm::spectral_norm;
 use dpca_bench::problem::robust::{evaluate_against, planted, Planted};
 use dpca_bench::spec::Magnitude;
 use ndarray::{Array2, ShapeBuilder};

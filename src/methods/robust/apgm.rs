@@ -10,11 +10,11 @@ use super::ialm::{
     check_common, empty_factors, next_rank_hint, reveal_factored, spectral_norm, whole_matrix,
     ResidualServer, FIRST_RANK_HINT,
 };
-use super::{ClientSetup, Method, Server, ServerSetup};
 use crate::fed::{Client, Message};
 use crate::linalg::fro2;
 use crate::linalg::prox::soft_threshold_inplace;
 use crate::linalg::svd::{svt_factors, Svd};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup};
 use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array2, ArrayView2, Zip};
@@ -63,7 +63,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -21,9 +21,9 @@
 //! loading (which runs until the run's stop rule), after `max_rounds_per_loading` rounds; each client starts every loading from its own random unit
 //! vector (the paper: "a random normalized vector").
 
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{sum_part, Client, Message, Network, Shape};
 use crate::linalg::{fro2, prox::soft_threshold_inplace};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::{concatenate, Array2, ArrayView2, Axis};
@@ -67,7 +67,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         let bad = |k, m: &str| Err((k, m.to_string()));

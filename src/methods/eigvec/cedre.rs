@@ -34,15 +34,15 @@
 //! CHOICES (the paper is silent): m = `steps_per_sample`·n_k rounded (the paper: m = 5n); each
 //! machine draws its samples from its own seed stream; w⁰ is the family's warm start.
 
-use super::eigvec_common::{
+use super::common::{
     a_times, check_rows, local_samples, sample_weights, start_vector, w_message, weighted_sum,
 };
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::loaders::CsrView;
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
 use crate::linalg::sphere_step;
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::seed;
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
@@ -98,7 +98,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
@@ -609,7 +609,7 @@ impl Server for Master {
 #[cfg(test)]
 mod tests {
     use crate::fed::Network;
-    use crate::methods::eigvec_common::testing::sin2_after;
+    use crate::methods::eigvec::common::testing::sin2_after;
     use crate::methods::registry::Running;
 
     /// 1 − (vᵀw)² after `rounds` rounds on a small eigengap problem (data halved) over 4

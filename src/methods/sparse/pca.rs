@@ -2,9 +2,9 @@
 //! one client holding all the data computes the top-r eigenvectors of XXᵀ with LAPACK's dsyevd
 //! and sends them; one round, then done.
 
-use super::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::sym_eig_desc;
+use crate::methods::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{anyhow, Context, Result};
 use ndarray::{s, Array2};

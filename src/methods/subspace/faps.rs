@@ -10,10 +10,10 @@
 //!
 //! The server sets Z ← orth(Σ_i Y_i). Nothing n×n is ever formed.
 
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, sum_scalar, Client, Message, Network, Shape};
 use crate::linalg::{fro2, orth};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::seed;
 use crate::spec::Kind;
 use anyhow::Result;
@@ -88,7 +88,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     /// Reject values no run could use; the error names the parameter.
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -124,11 +124,11 @@ impl super::Params for Params {
     }
 }
 
-/// A FAPS client; DSSAL1's clients are the same (its [`dssal1`](super::dssal1) server differs).
-pub(super) struct FapsClient<'a> {
+/// A FAPS client; DSSAL1's clients are the same (its [`dssal1`](crate::methods::sparse::dssal1) server differs).
+pub(crate) struct FapsClient<'a> {
     a: Block<'a>,
     /// Also send ‖Λ_i‖₂ + β_i (scalar `c`), from which DSSAL1's server bounds its step size.
-    pub(super) curvature: bool,
+    pub(crate) curvature: bool,
     /// ‖A_i‖₂², by power iterations.
     a_norm2: f64,
     params: Params,
@@ -308,7 +308,7 @@ impl Method for Faps {
 
 impl<'a> FapsClient<'a> {
     /// X_i⁽⁰⁾ = Z⁽⁰⁾, W_i from (16), β_i⁽⁰⁾ = beta0·‖A_i‖₂² (power iterations).
-    pub(super) fn new(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Self> {
+    pub(crate) fn new(params: &Params, setup: ClientSetup<'a, '_>) -> Result<Self> {
         let a = setup.block;
         let x = setup.start.get("z")?.clone();
         let mut rng = seed::rng(setup.seed, &["beta0", &setup.index.to_string()]);

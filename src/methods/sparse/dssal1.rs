@@ -23,11 +23,11 @@
 //!
 //! Own stopping criterion: ‖D‖_F ≤ tol·√(np) with the server's D (the spec's 1e-8·√(np)).
 
-use super::faps::{self, FapsClient, InnerRule};
 use super::manpg::{mu_of, prox_step};
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{sum_part, sum_scalar, Client, Message, Network, Shape};
 use crate::linalg::manifold::stiefel_retract_polar;
+use crate::methods::subspace::faps::{self, FapsClient, InnerRule};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{bail, Result};
 use ndarray::Array2;
@@ -117,7 +117,7 @@ impl Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if !(self.eta_scale > 0.0 && self.eta_scale.is_finite()) {
@@ -129,7 +129,7 @@ impl super::Params for Params {
         if !(self.tol > 0.0) {
             return Err(("tol", "must be > 0".into()));
         }
-        super::Params::check(&self.faps()).map_err(|(k, m)| match k {
+        crate::methods::Params::check(&self.faps()).map_err(|(k, m)| match k {
             "mu" => ("penalty_mu", m),
             k => (k, m),
         })

@@ -25,10 +25,10 @@
 //! runner stops it on the family's stationarity like its peers.
 
 use super::manpg::{iterate, local_norm2, mu_of, LineSearch};
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, Client, Message, Network};
 use crate::linalg::{cholesky_upper, sym_eig_desc};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{Context, Result};
 use ndarray::{Array2, ArrayView2};
@@ -64,7 +64,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         super::manpg::check_line_search(&self.line_search)?;

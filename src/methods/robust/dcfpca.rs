@@ -11,10 +11,10 @@
 //! U ← Σ_i (m_i/m) U_i, summed in client order. η_t = η₀/√(t+1) is a public schedule: each
 //! client counts its own rounds, nothing but U crosses the network.
 
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::fro2;
 use crate::linalg::gram_product::{add_a_times, t_times_dense, threshold_sum};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};
 use ndarray::linalg::general_mat_mul;
@@ -109,7 +109,7 @@ impl<D: Defaults> Default for Params<D> {
     }
 }
 
-impl<D: Defaults> super::Params for Params<D> {
+impl<D: Defaults> crate::methods::Params for Params<D> {
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

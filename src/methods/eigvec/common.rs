@@ -9,9 +9,9 @@
 //! Every helper performs the floating-point operations of the per-method code it replaced, in
 //! the same order, so the methods' numbers are unchanged to the bit.
 
-use super::ClientSetup;
 use crate::data::matrix::Block;
 use crate::fed::Message;
+use crate::methods::ClientSetup;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 

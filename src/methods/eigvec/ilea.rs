@@ -35,13 +35,13 @@
 //! between solves, tried first, shrank to 1e-8 at such floors and stalled ILEA at 1 − (θᵀv)² ≈
 //! 1e-9, hence the reset). Local work only: no byte count changes.
 
-use super::eigvec_common::{
+use super::common::{
     a_times_vec, local_samples, sample_weights, start_vector, unit, w_message, weighted_vector,
 };
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, ArrayView1, Axis};
@@ -69,7 +69,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     // `!(x >= 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
@@ -305,7 +305,7 @@ impl Server for Master {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::eigvec_common::testing::{self, estimate, problem, sin2_after};
+    use crate::methods::eigvec::common::testing::{self, estimate, problem, sin2_after};
     use crate::methods::registry::Running;
 
     /// 1 − (vᵀw)² after `steps` iterations on the cedre test's problem (data halved): D = 20,

@@ -15,13 +15,13 @@
 //! whenever F(y) rose from the previous round (function restart; F(y) = −½yᵀÂy is known from
 //! the replies, no extra exchange); the estimate is y, the point whose products the server holds.
 
-use super::eigvec_common::{
+use super::common::{
     a_times, check_rows, local_samples, sample_weights, start_vector, w_message, weighted_vector,
 };
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::manifold::{sphere_exp, sphere_log, sphere_project, sphere_retract};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array1, Axis};
@@ -50,7 +50,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if !(self.step > 0.0 && self.step <= 10.0) {
             return Err(("step", "must lie in (0, 10]".into()));
@@ -159,7 +159,7 @@ impl Server for Master {
 #[cfg(test)]
 mod tests {
     use crate::fed::Network;
-    use crate::methods::eigvec_common::testing::sin2_after;
+    use crate::methods::eigvec::common::testing::sin2_after;
 
     /// 1 − (vᵀw)² after `rounds` rounds, and the bytes counted, on 4 machines of 200 samples
     /// (the data as generated, not halved).

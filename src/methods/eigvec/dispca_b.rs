@@ -36,13 +36,13 @@
 //! - before the exchange the estimate is the family's common start `w` (the run's 0-vector
 //!   point, as for every method of the family); the start plays no part in the result.
 
-use super::eigvec_common::{
+use super::common::{
     check_rows, data_block, sample_weights, start_vector, w_message, weighted_sum,
 };
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::{orth, sym_eig_desc};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::seed;
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
@@ -68,7 +68,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.xi == 0 {
             return Err(("xi", "must be at least 1".into()));
@@ -192,7 +192,7 @@ impl Server for Master {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::eigvec_common::testing::{one_shot, problem};
+    use crate::methods::eigvec::common::testing::{one_shot, problem};
     use crate::methods::registry::Running;
     use ndarray::{s, ArrayView2};
     use ndarray_linalg::Inverse;

@@ -10,11 +10,11 @@
 //! rotation, no extra upload). Sums are unweighted, as in the authors' code (orth ignores the
 //! common 1/m scale of the paper's weighted average).
 
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network, Shape};
 use crate::linalg::orth;
 use crate::linalg::procrustes::{procrustes, sign_align};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::{Array2, ArrayView2};
@@ -58,7 +58,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.q0 == 0 {
             return Err(("q0", "must be >= 1".into()));

@@ -3,10 +3,10 @@
 //! Each round the server broadcasts Z; client i sends Y_i = A_iA_iᵀZ; the server sets
 //! Z ← orth(Σ_i Y_i). The objective f(Z) = tr(Zᵀ Σ_i Y_i) comes for free at the server.
 
-use super::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, Client, Message, Network, Shape};
 use crate::linalg::orth;
+use crate::methods::{ClientSetup, Method, NoParams, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::Result;
 use ndarray::Array2;

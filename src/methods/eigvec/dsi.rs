@@ -67,14 +67,14 @@
 //! μ measured the same way (at gap_factor 0.5): 0.02–0.04 (≈ ‖A_1 − Â‖ = 0.04 there) needs 33 rounds, the default
 //! (0.137, three times the true norm) 38, 0 needs 36: with the line search μ only tunes speed.
 
-use super::eigvec_common::{
+use super::common::{
     a_times, a_times_vec, check_rows, local_samples, sample_weights, start_vector, unit, w_message,
     weighted_vector,
 };
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::svd::thin_svd;
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView1, Axis};
@@ -121,7 +121,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
@@ -441,7 +441,7 @@ impl Server for Master {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::eigvec_common::testing::{self, estimate, problem, sin2_after};
+    use crate::methods::eigvec::common::testing::{self, estimate, problem, sin2_after};
     use crate::methods::registry::Running;
 
     /// 1 − (vᵀw)² after `steps` outer iterations on the cedre test's problem (data halved): D =

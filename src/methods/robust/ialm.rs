@@ -6,12 +6,12 @@
 //! client runs one iteration and replies with its stopping value ‖M − L − S‖_F/‖M‖_F (8
 //! bytes). The helpers below the client are shared with APGM ([`super::apgm`]).
 
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::fed::{Client, Message, Network};
 use crate::linalg::fro2;
 use crate::linalg::krylov::{top_eigs, KrylovOptions};
 use crate::linalg::prox::soft_threshold_inplace;
 use crate::linalg::svd::{svt_factors, thin_svd, Svd};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::seed;
 use crate::spec::Kind;
 use anyhow::{anyhow, bail, Context, Result};
@@ -60,7 +60,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

@@ -28,11 +28,11 @@
 //! - before the exchange the estimate is the family's common start `w` (the run's 0-vector
 //!   point, as for every method of the family); the start plays no part in the result.
 
-use super::eigvec_common::{data_block, start_vector, w_message};
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
+use super::common::{data_block, start_vector, w_message};
 use crate::data::matrix::Block;
 use crate::fed::{Client, Message, Network};
 use crate::linalg::svd::partial_svd;
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
@@ -55,7 +55,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         if self.t == 0 {
             return Err(("t", "must be at least 1".into()));
@@ -169,7 +169,7 @@ impl Server for Master {
 mod tests {
     use super::*;
     use crate::linalg::sym_eig_desc;
-    use crate::methods::eigvec_common::testing::{estimate, one_shot, problem, sin2};
+    use crate::methods::eigvec::common::testing::{estimate, one_shot, problem, sin2};
     use crate::methods::registry::Running;
     use ndarray::{s, Array2};
 

@@ -19,12 +19,12 @@
 //!   replies are A_iA_iᵀZ, exactly federated SSI's, so they reveal A_iA_iᵀ (the leakage
 //!   attack reads part `y` against the broadcast `z`).
 
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, sum_scalar, Client, Message, Network, Shape};
 use crate::linalg::fro2;
 use crate::linalg::manifold::stiefel_retract_polar;
 use crate::linalg::stiefel_prox::stiefel_prox;
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::seed;
 use crate::spec::Kind;
 use anyhow::{bail, Context, Result};
@@ -176,7 +176,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {
         check_line_search(&self.line_search)?;

@@ -70,7 +70,6 @@
 //! 0.07 after 1000 rounds; ρ = 1e5 converges in 18), while the same data scaled to C_i ≈ Σ
 //! converge in ~300 rounds to the planted support.
 
-use super::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::data::matrix::Block;
 use crate::fed::{sum_part, Client, Message, Network, Shape};
 use crate::linalg::gram_product::gram_times_dense;
@@ -80,6 +79,7 @@ use crate::linalg::manifold::{
 };
 use crate::linalg::prox::{smooth_l1, smooth_l1_grad, soft_threshold};
 use crate::linalg::{fro2, orth, orth_with_r, to_f_order};
+use crate::methods::{ClientSetup, Method, Server, ServerSetup, StepInfo};
 use crate::seed;
 use crate::spec::Kind;
 use anyhow::{bail, Result};
@@ -162,7 +162,7 @@ impl Default for Params {
     }
 }
 
-impl super::Params for Params {
+impl crate::methods::Params for Params {
     // `!(x > 0.0)` on purpose: it rejects NaN too.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn check(&self) -> std::result::Result<(), (&'static str, String)> {

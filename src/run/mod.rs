@@ -418,57 +418,26 @@ pub fn run_one(
     let all = inst.data().view();
     let sizes = entry.client_sizes(inst.sizes());
     let blocks = all.split(&sizes);
-    let attacked = attack.map(|a| a.client - 1);
-    // The attack compares with A_1A_1ᵀ, which it needs dense (n × n at most).
-    let attacked_block = attacked
-        .map(|c| {
-            blocks[c].as_dense().ok_or_else(|| {
-                anyhow::anyhow!(
-                    "the leakage attack needs dense data; {} is sparse",
-                    point.label
-                )
-            })
-        })
-        .transpose()?;
+    let leakage =
+        observe::Leakage::prepare(attack, &blocks, entry.transcript, &m.resolved, &point.label)?;
     let start = registry::Start {
         start: inst.start(),
         seed: method_seed(key.seed, m, point),
     };
-    let started = match opts.backend {
-        Backend::Local => registry::Running::new(entry, &m.resolved, start, blocks, inst.dim())
-            .map(|r| {
-                let net: Box<dyn RunNetwork + '_> = Box::new(r.net);
-                (r.server, net)
-            }),
-        #[cfg(feature = "mpi")]
-        Backend::Mpi => mpi::start(exp, point, m, &key, entry, start, sizes, inst.dim())?
-            .map_err(anyhow::Error::msg),
-        #[cfg(not(feature = "mpi"))]
-        Backend::Mpi => anyhow::bail!(MPI_NOT_BUILT),
-    };
-    let (mut server, mut net) = match started {
-        Ok(started) => started,
-        // A method that cannot start on this data (DSI on a machine whose top eigenvalue is
-        // repeated) is a failed run, not a failed experiment.
-        Err(e) => return Ok(unstarted(exp, key, m, opts, progress, format!("{e:#}"))),
-    };
+    let (mut server, mut net) =
+        match start_method(exp, point, m, &key, opts, start, blocks, sizes, inst.dim())? {
+            Ok(started) => started,
+            // A method that cannot start on this data (DSI on a machine whose top eigenvalue is
+            // repeated) is a failed run, not a failed experiment.
+            Err(e) => return Ok(unstarted(exp, key, m, opts, progress, e)),
+        };
     let net: &mut dyn RunNetwork = net.as_mut();
-    if let Some(c) = attacked {
-        net.record_transcript(vec![c], attack.and_then(|a| a.max_rounds));
+    if let Some(l) = &leakage {
+        l.record(net);
     }
     let mut rule = StopRule::new(&exp.stop, exp.kind).with_applicable(inst.applicable());
     let target = rule.target();
     let headline = |row: &TraceRow| headline(exp, row);
-    let leakage = match (attack, attacked, attacked_block) {
-        (Some(spec), Some(client), Some(a1)) => Some(observe::Leakage {
-            spec,
-            client,
-            a1,
-            shape: entry.transcript,
-            params: &m.resolved,
-        }),
-        _ => None,
-    };
     // FAPS fig. 1 prints the KKT violation unscaled: the family says which metric and name.
     let unscaled = attack
         .filter(|a| a.unscaled)
@@ -570,6 +539,42 @@ pub fn run_one(
         peak_rss_mib: crate::util::peak_rss_mib(),
         chosen,
         error,
+    })
+}
+
+/// The method's server and the network of its clients on the chosen backend; the inner error:
+/// the method cannot start on this data.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn start_method<'a>(
+    exp: &Experiment,
+    point: &Point,
+    m: &'a MethodSpec,
+    key: &RunKey,
+    opts: &Options,
+    start: registry::Start<'a>,
+    blocks: Vec<crate::data::matrix::Block<'a>>,
+    sizes: Vec<usize>,
+    dim: usize,
+) -> Result<std::result::Result<(Box<dyn crate::methods::Server>, Box<dyn RunNetwork + 'a>), String>>
+{
+    let entry = registry::lookup(&m.name).expect("validated: a registered method");
+    Ok(match opts.backend {
+        Backend::Local => registry::Running::new(entry, &m.resolved, start, blocks, dim)
+            .map(|r| {
+                let net: Box<dyn RunNetwork + 'a> = Box::new(r.net);
+                (r.server, net)
+            })
+            .map_err(|e| format!("{e:#}")),
+        #[cfg(feature = "mpi")]
+        Backend::Mpi => {
+            let _ = blocks;
+            mpi::start(exp, point, m, key, entry, start, sizes, dim)?
+        }
+        #[cfg(not(feature = "mpi"))]
+        Backend::Mpi => {
+            let _ = (exp, point, key, blocks, sizes);
+            anyhow::bail!(MPI_NOT_BUILT)
+        }
     })
 }
 

@@ -55,6 +55,41 @@ pub struct Leakage<'a> {
     pub params: &'a serde_json::Value,
 }
 
+impl<'a> Leakage<'a> {
+    /// The attack of `spec` on `blocks` (the clients' data), or None without one. The attack
+    /// compares with A_1A_1ᵀ, which it needs dense (n × n at most): sparse data is an error.
+    pub fn prepare(
+        spec: Option<&'a AttackSpec>,
+        blocks: &[Block<'a>],
+        shape: Shape,
+        params: &'a serde_json::Value,
+        what: &str,
+    ) -> Result<Option<Self>> {
+        let Some(spec) = spec else {
+            return Ok(None);
+        };
+        let client = spec.client - 1;
+        let a1 = blocks
+            .get(client)
+            .and_then(|b| b.as_dense())
+            .ok_or_else(|| {
+                anyhow::anyhow!("the leakage attack needs dense data; {what} is sparse")
+            })?;
+        Ok(Some(Self {
+            spec,
+            client,
+            a1,
+            shape,
+            params,
+        }))
+    }
+
+    /// Ask `net` to keep the attacked client's transcript (the rounds the attack reads).
+    pub fn record(&self, net: &mut dyn RunNetwork) {
+        net.record_transcript(vec![self.client], self.spec.max_rounds);
+    }
+}
+
 impl Observe for Leakage<'_> {
     fn finish(&mut self, trace: &mut [TraceRow], net: &dyn RunNetwork) -> Result<()> {
         let Some(t) = net.transcript() else {

@@ -126,26 +126,32 @@ fn check_options(f: &File, format: FileFormat) -> Result<(), KeyMismatch> {
     }
 }
 
+/// `name` (the manifest's `key`) relative to `base`: a regular file (a device, a FIFO or a folder
+/// would block or never end a read), followed through symlinks.
+fn regular_file(
+    base: &Path,
+    name: &str,
+    key: &'static str,
+) -> Result<std::path::PathBuf, KeyMismatch> {
+    let path = base.join(name);
+    let meta = std::fs::metadata(&path)
+        .map_err(|e| mismatch(key, format!("{}: cannot read: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(mismatch(
+            key,
+            format!("{}: not a regular file", path.display()),
+        ));
+    }
+    Ok(path)
+}
+
 /// Fill in what the files decide; `base` is the manifest's folder. Errors name the key.
 pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
     let (n0, m0) = (spec.n, spec.m);
     let Gen::File(f) = &mut spec.gen else {
         return Ok(());
     };
-    let source = f.source.clone();
-    let data = base.join(&source);
-    let meta = std::fs::metadata(&data).map_err(|e| {
-        mismatch(
-            "data.source",
-            format!("{}: cannot read: {e}", data.display()),
-        )
-    })?;
-    if !meta.is_file() {
-        return Err(mismatch(
-            "data.source",
-            format!("{}: not a regular file", data.display()),
-        ));
-    }
+    let data = regular_file(base, &f.source, "data.source")?;
     let format = match file_format(f) {
         Some(f) => f,
         None => {
@@ -162,7 +168,10 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
     check_options(f, format)?;
     f.format = Some(format);
     f.sha256 = Some(digest(&data, f.sha256.as_deref(), "data.sha256")?);
-    let labels = f.labels.as_ref().map(|l| base.join(l));
+    let labels = match &f.labels {
+        Some(l) => Some(regular_file(base, l, "data.labels")?),
+        None => None,
+    };
     if let Some(l) = &labels {
         f.labels_sha256 = Some(digest(l, f.labels_sha256.as_deref(), "data.labels_sha256")?);
     } else if f.labels_sha256.is_some() {
@@ -366,7 +375,7 @@ fn read(f: &File, n: usize) -> Result<(DataMatrix, Option<Vec<u32>>)> {
         FileFormat::Npy => (DataMatrix::Dense(orient(npy::read_matrix(path)?)), None),
     };
     if let Some(l) = &paths.labels {
-        let values = read_labels(l)?;
+        let values = read_labels(l).map_err(|e| mismatch("data.labels", format!("{e:#}")))?;
         if values.len() != a.m() {
             return Err(mismatch(
                 "data.labels",
@@ -403,7 +412,13 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>> {
             )
         })?;
         let text = String::from_utf8_lossy(&line);
-        let t = text.trim();
+        // A byte-order mark (as some editors write) is not part of the first label.
+        let t = if k == 0 {
+            text.trim_start_matches('\u{feff}')
+        } else {
+            &text
+        }
+        .trim();
         if t.is_empty() {
             blank.get_or_insert(k + 1);
             continue;
@@ -416,8 +431,12 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>> {
             );
         }
         let v: i64 = t.parse().map_err(|_| {
+            // The start of the line only, escaped: enough to find it, and a file that is not
+            // a labels file (a key, a terminal escape) is not echoed whole.
+            let head: String = t.chars().take(20).collect();
+            let more = if t.chars().count() > 20 { "…" } else { "" };
             anyhow::anyhow!(
-                "{}: line {}: `{t}` is not an integer label",
+                "{}: line {}: {head:?}{more} is not an integer label",
                 path.display(),
                 k + 1
             )

@@ -31,16 +31,19 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
             )));
         }
     }
-    if raw.repeats == 0 {
+    if raw.repeats == 0 || raw.repeats > MAX_REPEATS {
         return Err(loc.error(
             "repeats",
-            "repeats = 0: need at least 1 run per method (default 1)",
+            format!("repeats = {}: need at least 1 run per method (default 1) and at most {MAX_REPEATS}", raw.repeats),
         ));
     }
 
     let stop = &raw.stop;
-    if stop.max_rounds == 0 {
-        return Err(loc.error("stop.max_rounds", "max_rounds = 0: must be >= 1"));
+    if stop.max_rounds == 0 || stop.max_rounds > MAX_ROUNDS {
+        return Err(loc.error(
+            "stop.max_rounds",
+            format!("max_rounds = {}: must be >= 1 and <= {MAX_ROUNDS} (a run keeps a trace row per round)", stop.max_rounds),
+        ));
     }
     if let Some(v) = stop.objective_tol {
         if !(v.is_finite() && v >= 0.0) {
@@ -104,6 +107,14 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
                 "empty method name: expected a registered method such as \"ssi\"",
             ));
         }
+        if let Some(label) = &m.label {
+            if label.chars().count() > MAX_NAME || label.contains(char::is_control) {
+                return Err(loc.error(
+                    &format!("methods[{i}].label"),
+                    format!("a label of at most {MAX_NAME} characters without control characters: it names the run's files and legends"),
+                ));
+            }
+        }
         // Before anything refers to the method by name (paper_results), so a misspelt name is
         // reported where it is misspelt.
         if registry::lookup(&m.name).is_none() && !registry::is_planned(&m.name) {
@@ -132,14 +143,16 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
         let key = format!("plots[{i}].file");
         // `__` is reserved for the per-point panels of a sweep (`<file>__<point>`).
         if plot.file.is_empty()
+            || plot.file.chars().count() > MAX_NAME
             || plot.file.contains(['/', '\\'])
+            || plot.file.contains(char::is_control)
             || plot.file.starts_with('.')
             || plot.file.contains("__")
         {
             return Err(loc.error(
                 &key,
                 format!(
-                    "{:?} is not a file stem: expected a bare name without `/`, a leading `.` or `__`, such as \"convergence_kkt\"",
+                    "{:?} is not a file stem: expected a bare name of at most {MAX_NAME} characters without `/`, control characters, a leading `.` or `__`, such as \"convergence_kkt\"",
                     plot.file
                 ),
             ));
@@ -268,6 +281,14 @@ pub(crate) fn check_paper_points(
 
 /// Checks on one sweep point's data, partition and problem. `at` is appended to messages
 /// (e.g. " (sweep point n=5000)") so the user knows which combination failed.
+/// Most repeats of a manifest: each is a run per method and point.
+const MAX_REPEATS: usize = 10_000;
+/// Most rounds of a run: its trace keeps a row per round.
+const MAX_ROUNDS: usize = 1_000_000;
+/// Longest method label or plot file stem, in characters: they name files (255 bytes at most on
+/// common file systems, with the point, parameters and seed beside the label).
+const MAX_NAME: usize = 100;
+
 /// Largest n or m: 2³² rows or columns is far beyond any data set this harness can hold, and
 /// keeps every size product below 2⁶⁴.
 pub(crate) const MAX_DIM: usize = 1 << 32;
@@ -517,6 +538,14 @@ fn check_partition_and_problem(pt: &RawPoint, loc: &Locator, at: &str) -> Result
             format!("problem.p = {p} exceeds data.n = {n}: p must be <= n{at}"),
         ));
     }
+    // m samples span at most m directions: beyond them the reference and every method's
+    // estimate are arbitrary.
+    if p > m {
+        return Err(loc.blame(
+            &["problem.p", "data.m"],
+            format!("problem.p = {p} exceeds data.m = {m} samples, which span at most {m} directions: p must be <= m{at}"),
+        ));
+    }
     Ok(())
 }
 
@@ -584,6 +613,25 @@ pub(crate) fn check_family(
                 pt.label, pt.problem.kind
             ),
         ));
+    }
+    // A run's files are named by point, label, variant and seed (`RunKey::file_stem`): refuse
+    // names no file system takes before anything runs, not after.
+    let longest_point = points
+        .iter()
+        .map(|p| p.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    for m in methods.iter() {
+        let stem = longest_point + m.label.chars().count() + m.variant.chars().count() + 30;
+        if stem > 240 {
+            return Err(loc.blame(
+                &["sweep", &format!("methods[{}].params", m.index)],
+                format!(
+                    "{}'s runs would be named by {stem} characters (sweep point, label, parameter variant and seed; at most 240): sweep fewer keys or shorten values",
+                    m.full_label()
+                ),
+            ));
+        }
     }
     for m in methods.iter_mut() {
         let at = |k: &str| format!("methods[{}].{k}", m.index);

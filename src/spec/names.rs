@@ -12,7 +12,7 @@ pub fn plain_name(name: &str) -> std::result::Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err("it names a folder under the results root: expected 1 to 100 letters, digits, `_`, `-` or `.`, not starting with `.`".into())
+        Err("it names a folder under the results root: expected 1 to 100 ASCII letters, digits, `_`, `-` or `.`, not starting with `.`".into())
     }
 }
 

@@ -699,3 +699,89 @@ name = "rgd"
     let rgd = rows.iter().find(|r| r[method] == "rgd").unwrap();
     assert!(rgd[log_err].parse::<f64>().unwrap().is_finite());
 }
+
+/// Hang class: a labels "file" that is a device or a FIFO would block the manifest's load (and
+/// with it render, report and every MPI rank); it is refused by its kind, not read.
+#[test]
+fn hang_labels_that_are_not_regular_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        &root.join("exp/data/x.csv"),
+        &csv_text(&samples(), true, None),
+    );
+    std::os::unix::fs::symlink("/dev/zero", root.join("exp/data/zero")).unwrap();
+    let fifo = root.join("exp/data/fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let mut names = vec!["zero"];
+    if made.is_ok_and(|s| s.success()) {
+        names.push("fifo");
+    }
+    for name in names {
+        let id = format!("labels_{name}");
+        let data = format!("source = \"data/x.csv\"\nlabels = \"data/{name}\"");
+        write(
+            &root.join(format!("exp/{id}.toml")),
+            &manifest(&id, &data, EVEN),
+        );
+        let e = err(root, &id);
+        for needle in [name, "not a regular file", "key `data.labels`"] {
+            assert!(e.contains(needle), "{id}: no {needle:?} in: {e}");
+        }
+    }
+}
+
+/// Escape class: a labels line that is not an integer is named by its line, quoted short and
+/// escaped (a file that is not a labels file, say one holding a key, is not echoed whole, and
+/// no terminal escape reaches the terminal), under the key `data.labels`. A byte-order mark
+/// before the first label is not part of it.
+#[test]
+fn escape_a_bad_labels_line_is_quoted_short_and_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        &root.join("exp/data/x.csv"),
+        &csv_text(&samples(), true, None),
+    );
+    let mut lines: Vec<String> = (0..60).map(|i| (i % 2).to_string()).collect();
+    lines[0] = format!("\u{feff}{}", lines[0]);
+    write(&root.join("exp/data/bom.txt"), &(lines.join("\n") + "\n"));
+    let data = "source = \"data/x.csv\"\nlabels = \"data/bom.txt\"";
+    write(&root.join("exp/bom.toml"), &manifest("bom", data, EVEN));
+    ok(root, "bom");
+
+    lines[1] = "\u{1b}[31mAPI_TOKEN=0123456789abcdefSECRET".into();
+    write(&root.join("exp/data/y.txt"), &(lines.join("\n") + "\n"));
+    let data = "source = \"data/x.csv\"\nlabels = \"data/y.txt\"";
+    write(&root.join("exp/bad.toml"), &manifest("bad", data, EVEN));
+    let e = err(root, "bad");
+    for needle in [
+        "y.txt",
+        "line 2",
+        "key `data.labels`",
+        "\\u{1b}",
+        "not an integer label",
+    ] {
+        assert!(e.contains(needle), "no {needle:?} in: {e}");
+    }
+    assert!(!e.contains('\u{1b}') && !e.contains("SECRET"), "{e}");
+}
+
+/// Exit-0 class: p beyond the samples of one's own data is refused at load (m samples span at
+/// most m directions), not run to a meaningless reference.
+#[test]
+fn exit0_p_beyond_the_samples_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let few = samples().slice(ndarray::s![..1, ..]).to_owned();
+    write(&root.join("exp/data/x.csv"), &csv_text(&few, true, None));
+    let data = "source = \"data/x.csv\"";
+    write(
+        &root.join("exp/wide.toml"),
+        &manifest("wide", data, "scheme = \"even\"\nclients = 1"),
+    );
+    let e = err(root, "wide");
+    for needle in ["problem.p = 2", "data.m = 1", "p must be <= m"] {
+        assert!(e.contains(needle), "no {needle:?} in: {e}");
+    }
+}

@@ -1402,3 +1402,41 @@ fn data_json_and_cache_keys_are_pinned() {
         assert_eq!(d.cache_key(), key);
     }
 }
+
+/// Abort class: sizes that would be allocated before anything runs are bounded at load:
+/// repeats, rounds, and names that become file names (a 300-character label failed only after
+/// its runs had computed, with "File name too long" and no key).
+#[test]
+fn abort_sizes_and_file_names_are_bounded_at_load() {
+    let w = edit("seed = 7", "seed = 7\nrepeats = 1000000000000");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "repeats ="),
+        "repeats",
+        &["at most 10000"],
+    );
+    let w = edit("max_rounds = 300", "max_rounds = 4000000000");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "max_rounds ="),
+        "stop.max_rounds",
+        &["<= 1000000"],
+    );
+    let long = "L".repeat(300);
+    let w = edit("label = \"SSI\"", &format!("label = \"{long}\""));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "label = \"LLL"),
+        "methods[0].label",
+        &["at most 100 characters"],
+    );
+    let w = edit("file = \"convergence_kkt\"", "file = \"conv\\u0000kkt\"");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "file = \"conv"),
+        "plots[0].file",
+        &["control characters"],
+    );
+    let w = edit("id = \"table9\"", "id = \"ünï\"");
+    assert!(load_err(&w, "paper").to_string().contains("ASCII letters"));
+}

@@ -48,7 +48,7 @@ y = "kkt"
 [profiles.quick]
 "#;
 
-fn dpca(cwd: &Path, args: &[&str]) -> Output {
+pub(super) fn dpca(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpca"))
         .args(args)
         .current_dir(cwd)
@@ -58,7 +58,7 @@ fn dpca(cwd: &Path, args: &[&str]) -> Output {
 }
 
 /// Every file under `dir`, relative to it.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -556,7 +556,7 @@ fn a_fifo_is_refused_without_blocking() {
 }
 
 /// Write the base manifest and run it at the quick profile into `res`.
-fn run_base(d: &Path) {
+pub(super) fn run_base(d: &Path) {
     write_base(d);
     let args = run_args();
     let out = dpca(d, &args.iter().map(String::as_str).collect::<Vec<_>>());

@@ -1,0 +1,202 @@
+//! Damaged and hostile results folders given to `report`, `compare`, `check` and `render`
+//! (issue 41): each test is named by the class of failure it guards against — a hang, an abort
+//! (an allocation that cannot succeed), an exit 0 on bad input, a leftover file.
+
+use super::hardening::{dpca, files_under, run_base};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const FOLDER: &str = "res/faps/base/quick";
+
+/// `dpca args` in `cwd`, killed (and the test failed) after `limit`.
+fn dpca_within(cwd: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dpca"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dpca {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A folder with the base manifest's quick results in `res`.
+fn base() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    run_base(dir.path());
+    dir
+}
+
+fn said(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A failure that names every one of `names`, with exit status 1 or 2 (not a panic's 101).
+fn fails_naming(o: &Output, names: &[&str]) {
+    let text = said(o);
+    assert!(
+        matches!(o.status.code(), Some(1 | 2)),
+        "{:?}: {text}",
+        o.status
+    );
+    assert!(!text.contains("panicked"), "{text}");
+    for n in names {
+        assert!(text.contains(n), "does not name {n:?}: {text}");
+    }
+}
+
+/// The CSV's lines (header first) and a writer back.
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+fn column(header: &str, name: &str) -> usize {
+    header.split(',').position(|h| h == name).unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn hang_symlinks_in_a_results_tree_are_not_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = base();
+    let d = dir.path();
+    // Two links back to the root (an exponential walk when followed), a self-link in the
+    // folder, and a link to a results tree outside the root that `report` must not write into.
+    let res = d.join("res");
+    symlink(&res, res.join("a")).unwrap();
+    symlink(&res, res.join("b")).unwrap();
+    symlink(".", d.join(FOLDER).join("self")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let copy = outside.path().join("faps/other/quick");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["summary.csv", "trace.csv", "run.json"] {
+        std::fs::copy(d.join(FOLDER).join(f), copy.join(f)).unwrap();
+    }
+    symlink(outside.path(), res.join("elsewhere")).unwrap();
+    let limit = Duration::from_secs(60);
+
+    let out = dpca_within(d, &["report", "--results", "res"], limit);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(said(&out).contains("2 pages"), "{}", said(&out));
+    let before: Vec<_> = files_under(outside.path());
+    assert!(
+        !before.iter().any(|f| f.ends_with("index.html")),
+        "{before:?}"
+    );
+
+    let out = dpca_within(d, &["compare", "res", "res"], limit);
+    assert!(out.status.success(), "{}", said(&out));
+    let listed = said(&out).matches("faps/base/quick").count();
+    assert_eq!(listed, 1, "{}", said(&out));
+
+    // The manifests' walk (`list`, `verify`, `reproduce`) too.
+    symlink(d.join("m"), d.join("m/loop")).unwrap();
+    let out = dpca_within(d, &["list", "--experiments", "m"], limit);
+    assert!(out.status.success(), "{}", said(&out));
+    assert_eq!(
+        said(&out).matches("m/base.toml").count(),
+        1,
+        "{}",
+        said(&out)
+    );
+}
+
+#[test]
+fn exit0_check_refuses_a_run_json_listing_no_files() {
+    let dir = base();
+    let d = dir.path();
+    let json = d.join(FOLDER).join("run.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v["files"] = serde_json::json!({});
+    std::fs::write(&json, serde_json::to_vec(&v).unwrap()).unwrap();
+    fails_naming(
+        &dpca(d, &["check", FOLDER]),
+        &["run.json", "trace.csv", "does not name"],
+    );
+}
+
+#[test]
+fn exit0_render_refuses_a_trace_shorter_than_the_summary() {
+    let dir = base();
+    let d = dir.path();
+    let trace = d.join(FOLDER).join("trace.csv");
+    let mut rows = lines(&trace);
+    // The last round of the first run goes: its trace now ends one round early.
+    let method = column(&rows[0], "method");
+    let first = rows[1].split(',').nth(method).unwrap().to_string();
+    let last = rows
+        .iter()
+        .rposition(|l| l.split(',').nth(method) == Some(first.as_str()))
+        .unwrap();
+    rows.remove(last);
+    write_lines(&trace, &rows);
+    fails_naming(
+        &dpca(d, &["render", FOLDER]),
+        &["trace.csv", "summary.csv", "rounds"],
+    );
+}
+
+#[test]
+fn exit0_render_refuses_byte_counts_whose_sum_overflows() {
+    let dir = base();
+    let d = dir.path();
+    let trace = d.join(FOLDER).join("trace.csv");
+    let mut rows = lines(&trace);
+    let (up, down) = (column(&rows[0], "bytes_up"), column(&rows[0], "bytes_down"));
+    let mut cells: Vec<String> = rows[3].split(',').map(str::to_string).collect();
+    cells[up] = u64::MAX.to_string();
+    cells[down] = "8".into();
+    rows[3] = cells.join(",");
+    write_lines(&trace, &rows);
+    fails_naming(
+        &dpca(d, &["render", FOLDER]),
+        &["trace.csv:4", "bytes_up", "bytes_down", "overflow"],
+    );
+}
+
+#[test]
+fn abort_duplicated_summary_rows_are_refused_not_joined_with_every_trace_row() {
+    let dir = base();
+    let d = dir.path();
+    let summary = d.join(FOLDER).join("summary.csv");
+    let rows = lines(&summary);
+    let mut many = vec![rows[0].clone()];
+    many.extend(std::iter::repeat_n(rows[1].clone(), 4000));
+    write_lines(&summary, &many);
+    let t0 = Instant::now();
+    let out = dpca_within(d, &["render", FOLDER], Duration::from_secs(60));
+    fails_naming(&out, &["summary.csv", "lines 2 and 3", "the same run"]);
+    eprintln!(
+        "4,000 duplicated summary rows refused in {:?}",
+        t0.elapsed()
+    );
+    // `report` reads folders the same way.
+    fails_naming(
+        &dpca_within(d, &["report", "--results", "res"], Duration::from_secs(60)),
+        &["summary.csv", "the same run"],
+    );
+}

@@ -200,3 +200,112 @@ fn abort_duplicated_summary_rows_are_refused_not_joined_with_every_trace_row() {
         &["summary.csv", "the same run"],
     );
 }
+
+/// Every URL a page's elements point at, resolved by headless Chromium: the page loads in an
+/// iframe of a harness (file pages may read each other's DOM with --allow-file-access-from-files).
+fn urls_in_chromium(page: &Path) -> Vec<String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let harness = tmp.path().join("harness.html");
+    std::fs::write(
+        &harness,
+        format!(
+            "<!DOCTYPE html><html><body><script>var f=document.createElement('iframe');\
+             f.src={};f.onload=function(){{var d=f.contentDocument;var u=[];\
+             d.querySelectorAll('[href],[src]').forEach(function(e){{u.push(e.href||e.src)}});\
+             document.body.setAttribute('data-urls',JSON.stringify(u))}};\
+             document.body.appendChild(f);</script></body></html>",
+            serde_json::to_string(&format!("file://{}", page.display())).unwrap()
+        ),
+    )
+    .unwrap();
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=20000",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            tmp.path().join("p").display()
+        ))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", harness.display()))
+        .output()
+        .expect("cannot start chromium: `make deps` installs it");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom
+        .find("data-urls=\"")
+        .expect("the harness did not finish")
+        + 11;
+    let raw = &dom[start..];
+    let json = raw[..raw.find('"').unwrap()]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap()
+}
+
+/// Hostile text in a manifest, a CSV cell and a run.json error: the page `report` writes has no
+/// link or image leaving the results folder's file tree, as parsed and as Chromium resolves it.
+#[test]
+fn injection_hostile_text_makes_no_live_link_or_remote_image() {
+    let dir = base();
+    let d = dir.path();
+    let evil = "[a](javascript:alert(1)) <javascript:alert(2)> ![](https://evil.example/i.png) \
+                [b](JaVaScRiPt:alert(3)) <https://evil.example/> [c](//evil.example/x)";
+    let manifest = d.join("m/base.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text = text
+        .replacen(
+            "title = \"hardening base\"",
+            &format!("title = {evil:?}"),
+            1,
+        )
+        .replacen(
+            "reproduces = \"nothing\"",
+            &format!("reproduces = {evil:?}"),
+            1,
+        );
+    std::fs::write(&manifest, text).unwrap();
+    let summary = d.join(FOLDER).join("summary.csv");
+    let mut rows = lines(&summary);
+    let stop = column(&rows[0], "stop_reason");
+    let mut cells: Vec<String> = rows[1].split(',').map(str::to_string).collect();
+    cells[stop] = "![](https://evil.example/cell.png)[d](javascript:alert(4))".into();
+    rows[1] = cells.join(",");
+    write_lines(&summary, &rows);
+    let json = d.join(FOLDER).join("run.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v["runs"][0]["error"] = evil.into();
+    std::fs::write(&json, serde_json::to_vec(&v).unwrap()).unwrap();
+
+    let out = dpca(d, &["report", "--results", "res"]);
+    assert!(out.status.success(), "{}", said(&out));
+    let page = d.join(FOLDER).join("index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("evil.example"),
+        "the hostile text is not shown"
+    );
+    for attr in ["href=\"", "src=\""] {
+        for (at, _) in html.match_indices(attr) {
+            let rest = &html[at + attr.len()..];
+            let url = rest[..rest.find('"').unwrap()].to_ascii_lowercase();
+            assert!(
+                !url.contains(':') && !url.starts_with("//"),
+                "{attr}{url}\" in the page"
+            );
+        }
+    }
+    let urls = urls_in_chromium(&page);
+    assert!(!urls.is_empty());
+    for u in &urls {
+        assert!(u.starts_with("file:///"), "Chromium resolves {u:?}");
+        assert!(!u.contains("evil.example"), "{u}");
+    }
+    eprintln!("{} URLs in the page, every one a local file", urls.len());
+}

@@ -45,7 +45,11 @@ pub struct MatrixCache {
 
 impl MatrixCache {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        let dir = dir.into();
+        // A write an earlier run was killed in left its temporary file (45 MB in the corpus of
+        // issue 41), which no later write of that key would replace.
+        crate::util::sweep_stale_temps(&dir);
+        Self { dir }
     }
 
     /// Where the matrix for `key` lives: a readable prefix plus a hash of the whole key.

@@ -703,9 +703,14 @@ fn a_report_killed_mid_write_is_detected_and_repaired() {
             let s = f.to_string_lossy();
             assert!(!s.ends_with(".tmp") || s.starts_with('.'), "{s}");
         }
-        // A render repairs the set.
+        // A render repairs the set, and removes what the killed one left.
         assert!(dpca(d, &["render", folder]).status.success());
         assert!(dpca(d, &["check", folder]).status.success());
+        let left: Vec<_> = files_under(&d.join(folder))
+            .into_iter()
+            .filter(|f| f.to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
     }
     eprintln!(
         "{incomplete} of 12 kills over a {whole} ms render left an incomplete set, each detected"

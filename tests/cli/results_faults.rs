@@ -309,3 +309,43 @@ fn injection_hostile_text_makes_no_live_link_or_remote_image() {
     }
     eprintln!("{} URLs in the page, every one a local file", urls.len());
 }
+
+/// What a SIGINT or kill during a cache write, a stored run's write or the report phase leaves
+/// (nothing unwinds: there is no signal handler) is removed by the next run of the same folder
+/// and cache.
+#[test]
+fn leftover_temp_files_of_killed_runs_are_removed_by_the_next_run() {
+    let dir = base();
+    let d = dir.path();
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let folder = d.join(FOLDER);
+    std::fs::create_dir_all(d.join("cache")).unwrap();
+    let planted = [
+        folder.join(format!(".trace.csv.{dead}-0.tmp")),
+        folder.join(format!(".kkt.svg.{dead}-1.tmp.svg")),
+        folder.join("runs").join(format!(".x.json.{dead}-2.tmp")),
+        d.join("cache").join(format!(".svd-0123.f64.{dead}-0.tmp")),
+    ];
+    for p in &planted {
+        std::fs::write(p, vec![0u8; 4096]).unwrap();
+    }
+    // Every run is stored: this run resumes them all and rewrites the report.
+    let out = dpca(
+        d,
+        &[
+            "run",
+            "m/base.toml",
+            "--profile",
+            "quick",
+            "--results",
+            "res",
+            "--cache",
+            "cache",
+        ],
+    );
+    assert!(out.status.success(), "{}", said(&out));
+    let left: Vec<_> = planted.iter().filter(|p| p.exists()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -94,7 +94,7 @@ fn edit(from: &str, to: &str) -> String {
     BASE.replacen(from, to, 1)
 }
 
-fn run_args() -> Vec<String> {
+pub(super) fn run_args() -> Vec<String> {
     [
         "run",
         "m/base.toml",

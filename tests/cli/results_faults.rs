@@ -2,7 +2,7 @@
 //! (issue 41): each test is named by the class of failure it guards against — a hang, an abort
 //! (an allocation that cannot succeed), an exit 0 on bad input, a leftover file.
 
-use super::hardening::{dpca, files_under, run_base};
+use super::hardening::{dpca, files_under, run_args, run_base};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -332,19 +332,8 @@ fn leftover_temp_files_of_killed_runs_are_removed_by_the_next_run() {
         std::fs::write(p, vec![0u8; 4096]).unwrap();
     }
     // Every run is stored: this run resumes them all and rewrites the report.
-    let out = dpca(
-        d,
-        &[
-            "run",
-            "m/base.toml",
-            "--profile",
-            "quick",
-            "--results",
-            "res",
-            "--cache",
-            "cache",
-        ],
-    );
+    let args = run_args();
+    let out = dpca(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.status.success(), "{}", said(&out));
     let left: Vec<_> = planted.iter().filter(|p| p.exists()).collect();
     assert!(left.is_empty(), "left behind: {left:?}");

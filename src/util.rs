@@ -174,6 +174,33 @@ pub fn columns(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `s` with its control characters escaped (`\u{1b}`, `\n`): text read from a file, safe to print
+/// to a terminal.
+pub fn escape_controls(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let (escaped, plain) = match c.is_control() {
+                true => (Some(c.escape_default()), None),
+                false => (None, Some(c)),
+            };
+            escaped.into_iter().flatten().chain(plain)
+        })
+        .collect()
+}
+
+/// Bytes of a user's file quoted in an error message: at most 40 characters, lossily decoded,
+/// control characters escaped (`\u{1b}`): an ESC sequence echoed raw would drive the terminal.
+pub fn excerpt(s: &[u8]) -> String {
+    const MAX: usize = 40;
+    let text = String::from_utf8_lossy(&s[..s.len().min(4 * MAX)]);
+    let cut: String = text.chars().take(MAX).collect();
+    let mut out = escape_controls(&cut);
+    if s.len() > 4 * MAX || text.chars().nth(MAX).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// The text of a panic's payload (a `&str` or a `String`; anything else is named as such).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -185,7 +212,17 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{panic_message, sweep_stale_temps, temp_owner};
+    use super::{excerpt, panic_message, sweep_stale_temps, temp_owner};
+
+    #[test]
+    fn escape_excerpts_quote_control_characters_and_stay_short() {
+        assert_eq!(excerpt(b"1.5e3"), "1.5e3");
+        assert_eq!(excerpt(b"\x1b[31mred\x07\r"), "\\u{1b}[31mred\\u{7}\\r");
+        assert_eq!(excerpt("ünï\u{9b}x".as_bytes()), "ünï\\u{9b}x");
+        assert_eq!(excerpt(&[b'a'; 41]), format!("{}…", "a".repeat(40)));
+        assert_eq!(excerpt(&[0xff, b'x']), "\u{fffd}x");
+        assert!(!excerpt(&[0x1b; 1000]).contains('\x1b'));
+    }
 
     #[test]
     fn temp_owner_reads_only_temporary_names() {

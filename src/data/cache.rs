@@ -298,7 +298,8 @@ fn shorten(s: &str, at: usize) -> String {
         .unwrap_or(chars.len());
     let start = at.saturating_sub(60);
     let end = (at + 60).min(chars.len());
-    let mut t: String = chars[start..end].iter().collect();
+    // Control characters escaped: a damaged file's bytes must not drive the terminal.
+    let mut t = crate::util::escape_controls(&chars[start..end].iter().collect::<String>());
     if start > 0 {
         t.insert(0, '…');
     }

@@ -104,6 +104,8 @@ impl Comparison {
             "B".into(),
             "REL. DIFF".into(),
         ]];
+        // Cells come from the CSVs: escaped, so that an ESC in one cannot drive the terminal.
+        let show = |s: &str| crate::util::escape_controls(s);
         for d in self.differences.iter().take(limit) {
             rows.push(vec![
                 d.file.clone(),
@@ -112,10 +114,10 @@ impl Comparison {
                 } else {
                     d.line.to_string()
                 },
-                d.row.clone(),
-                d.column.clone(),
-                d.a.clone(),
-                d.b.clone(),
+                show(&d.row),
+                show(&d.column),
+                show(&d.a),
+                show(&d.b),
                 d.relative().map_or("—".into(), |r| format!("{r:.2e}")),
             ]);
         }

@@ -338,3 +338,52 @@ fn leftover_temp_files_of_killed_runs_are_removed_by_the_next_run() {
     let left: Vec<_> = planted.iter().filter(|p| p.exists()).collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Text of a user's file echoed in an error (a data file's field, a compared CSV cell) reaches
+/// the terminal with its control characters escaped: no ESC sequence runs.
+#[test]
+fn escape_file_text_in_errors_is_escaped_for_the_terminal() {
+    let dir = base();
+    let d = dir.path();
+    let esc = "\u{1b}]0;owned\u{7}\u{1b}[2J";
+    // A data file's field.
+    let mut csv = String::new();
+    for i in 0..30 {
+        csv += &format!("{i},1,2,3\n");
+    }
+    csv += &format!("1,{esc},2,3\n");
+    std::fs::write(d.join("m/x.csv"), csv).unwrap();
+    let text = std::fs::read_to_string(d.join("m/base.toml")).unwrap();
+    let (start, end) = (
+        text.find("[data]").unwrap(),
+        text.find("[partition]").unwrap(),
+    );
+    let text = format!(
+        "{}[data]\nsource = \"x.csv\"\n\n{}",
+        &text[..start],
+        &text[end..]
+    );
+    std::fs::write(d.join("m/base.toml"), text).unwrap();
+    let args = run_args();
+    let out = dpca(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    fails_naming(&out, &["x.csv", "line 31", "\\u{1b}"]);
+    assert!(!said(&out).contains('\u{1b}'), "{}", said(&out));
+
+    // A compared CSV cell.
+    let copy = d.join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["summary.csv", "trace.csv"] {
+        std::fs::copy(d.join(FOLDER).join(f), copy.join(f)).unwrap();
+    }
+    let summary = copy.join("summary.csv");
+    let mut rows = lines(&summary);
+    let stop = column(&rows[0], "stop_reason");
+    let mut cells: Vec<String> = rows[1].split(',').map(str::to_string).collect();
+    cells[stop] = esc.into();
+    rows[1] = cells.join(",");
+    write_lines(&summary, &rows);
+    let out = dpca(d, &["compare", FOLDER, "copy"]);
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    assert!(said(&out).contains("\\u{1b}"), "{}", said(&out));
+    assert!(!said(&out).contains('\u{1b}'), "{}", said(&out));
+}

@@ -2,14 +2,17 @@
 //! the plain-text tables the command line prints.
 
 use anyhow::{Context, Result};
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Write a file atomically: into a temporary file of the same folder, named after this process
 /// and a counter so that concurrent writers never share one, then rename over `path`. A failed
-/// write removes its temporary file.
+/// write removes its temporary file; one a killed process left is removed by the next write into
+/// the same folder ([`sweep_stale_temps`]).
 pub fn atomic_write_with(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
@@ -18,6 +21,7 @@ pub fn atomic_write_with(
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        sweep_stale_temps(dir);
     }
     let name = path
         .file_name()
@@ -42,6 +46,50 @@ pub fn atomic_write_with(
     result
 }
 
+/// Remove the temporary files of [`atomic_write_with`] (`.NAME.PID-N.tmp`) and of the figures
+/// (`.NAME.PID-N.tmp.EXT`) in `dir` whose process no longer runs on this machine: SIGINT,
+/// SIGTERM and kill end dpca without unwinding, so a writer cannot remove its own. Once per
+/// folder and process (a folder of stored runs is written thousands of times).
+pub fn sweep_stale_temps(dir: &Path) {
+    static SWEPT: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let first = SWEPT.lock().is_ok_and(|mut s| s.insert(dir.to_path_buf()));
+    let Some(entries) = first.then(|| std::fs::read_dir(dir).ok()).flatten() else {
+        return;
+    };
+    for e in entries.flatten() {
+        let owner = e.file_name().to_str().and_then(temp_owner);
+        let stale = owner.is_some_and(|pid| pid != std::process::id() && !process_alive(pid));
+        if stale && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The process id in a temporary file's name `.NAME.PID-N.tmp` or `.NAME.PID-N.tmp.EXT`.
+fn temp_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?;
+    let (head, ext) = rest.rsplit_once(".tmp")?;
+    if !(ext.is_empty() || ext.strip_prefix('.').is_some_and(|x| !x.contains('.'))) {
+        return None;
+    }
+    let (pid, n) = head.rsplit_once('.')?.1.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok().filter(|&p| p > 0 && p <= i32::MAX as u32)
+}
+
+/// Whether process `pid` exists (signal 0 checks without sending; EPERM: another user's).
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    // SAFETY: signal 0 sends nothing; pid is positive, so no process group is addressed.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true
+}
+
 /// An exclusive lock on a folder, held until dropped: two dpca processes never write one
 /// results folder at once. A second one waits, saying for what.
 pub struct FolderLock {
@@ -51,6 +99,7 @@ pub struct FolderLock {
 impl FolderLock {
     pub fn acquire(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        sweep_stale_temps(dir);
         let path = dir.join(".lock");
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -125,6 +174,33 @@ pub fn columns(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `s` with its control characters escaped (`\u{1b}`, `\n`): text read from a file, safe to print
+/// to a terminal.
+pub fn escape_controls(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let (escaped, plain) = match c.is_control() {
+                true => (Some(c.escape_default()), None),
+                false => (None, Some(c)),
+            };
+            escaped.into_iter().flatten().chain(plain)
+        })
+        .collect()
+}
+
+/// Bytes of a user's file quoted in an error message: at most 40 characters, lossily decoded,
+/// control characters escaped (`\u{1b}`): an ESC sequence echoed raw would drive the terminal.
+pub fn excerpt(s: &[u8]) -> String {
+    const MAX: usize = 40;
+    let text = String::from_utf8_lossy(&s[..s.len().min(4 * MAX)]);
+    let cut: String = text.chars().take(MAX).collect();
+    let mut out = escape_controls(&cut);
+    if s.len() > 4 * MAX || text.chars().nth(MAX).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// The text of a panic's payload (a `&str` or a `String`; anything else is named as such).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -136,7 +212,61 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::panic_message;
+    use super::{excerpt, panic_message, sweep_stale_temps, temp_owner};
+
+    #[test]
+    fn escape_excerpts_quote_control_characters_and_stay_short() {
+        assert_eq!(excerpt(b"1.5e3"), "1.5e3");
+        assert_eq!(excerpt(b"\x1b[31mred\x07\r"), "\\u{1b}[31mred\\u{7}\\r");
+        assert_eq!(excerpt("ünï\u{9b}x".as_bytes()), "ünï\\u{9b}x");
+        assert_eq!(excerpt(&[b'a'; 41]), format!("{}…", "a".repeat(40)));
+        assert_eq!(excerpt(&[0xff, b'x']), "\u{fffd}x");
+        assert!(!excerpt(&[0x1b; 1000]).contains('\x1b'));
+    }
+
+    #[test]
+    fn temp_owner_reads_only_temporary_names() {
+        assert_eq!(temp_owner(".trace.csv.123-4.tmp"), Some(123));
+        assert_eq!(temp_owner(".kkt.svg.77-0.tmp.svg"), Some(77));
+        assert_eq!(temp_owner(".a.b.c.9-12.tmp"), Some(9));
+        for name in [
+            "trace.csv",
+            "trace.123-4.tmp",
+            ".lock",
+            ".x.0-1.tmp",
+            ".x.123-.tmp",
+            ".x.abc-1.tmp",
+            ".x.123-4.tmp.a.b",
+            ".x.99999999999-1.tmp",
+        ] {
+            assert_eq!(temp_owner(name), None, "{name}");
+        }
+    }
+
+    /// A writer killed mid-write (SIGINT has no handler: nothing unwinds) leaves its temporary
+    /// file; the next writer in the folder removes it, and never a live process's.
+    #[test]
+    fn leftover_temp_files_of_dead_processes_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // A process that has ended: its pid is free until reused.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let live = std::process::id();
+        let names = [
+            format!(".trace.csv.{dead}-0.tmp"),
+            format!(".kkt.png.{dead}-3.tmp.png"),
+            format!(".summary.csv.{live}-9.tmp"),
+            format!("notes.{dead}-0.tmp"),
+        ];
+        for n in &names {
+            std::fs::write(d.join(n), "x").unwrap();
+        }
+        sweep_stale_temps(d);
+        let left: Vec<bool> = names.iter().map(|n| d.join(n).exists()).collect();
+        assert_eq!(left, [false, false, true, true]);
+    }
 
     #[test]
     fn a_panic_message_is_read_from_str_and_string_payloads() {

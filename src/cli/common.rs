@@ -58,7 +58,8 @@ pub fn run_manifest(path: &Path, profile: &str, opts: &Options, progress: &Progr
     Ok(())
 }
 
-/// Every *.toml under `dir`, sorted.
+/// Every *.toml under `dir`, sorted. Links to folders are not followed (a link back up would
+/// list the same manifests again, or never end).
 pub fn manifests_under(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -66,8 +67,9 @@ pub fn manifests_under(dir: &Path) -> Result<Vec<PathBuf>> {
         let entries =
             std::fs::read_dir(&d).with_context(|| format!("cannot read folder {}", d.display()))?;
         for e in entries {
-            let path = e?.path();
-            if path.is_dir() {
+            let e = e.with_context(|| format!("cannot read folder {}", d.display()))?;
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(path);
             } else if path.extension().is_some_and(|x| x == "toml") {
                 found.push(path);

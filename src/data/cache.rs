@@ -45,7 +45,11 @@ pub struct MatrixCache {
 
 impl MatrixCache {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        let dir = dir.into();
+        // A write an earlier run was killed in left its temporary file (45 MB in the corpus of
+        // issue 41), which no later write of that key would replace.
+        crate::util::sweep_stale_temps(&dir);
+        Self { dir }
     }
 
     /// Where the matrix for `key` lives: a readable prefix plus a hash of the whole key.
@@ -294,7 +298,8 @@ fn shorten(s: &str, at: usize) -> String {
         .unwrap_or(chars.len());
     let start = at.saturating_sub(60);
     let end = (at + 60).min(chars.len());
-    let mut t: String = chars[start..end].iter().collect();
+    // Control characters escaped: a damaged file's bytes must not drive the terminal.
+    let mut t = crate::util::escape_controls(&chars[start..end].iter().collect::<String>());
     if start > 0 {
         t.insert(0, '…');
     }

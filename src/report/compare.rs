@@ -104,6 +104,8 @@ impl Comparison {
             "B".into(),
             "REL. DIFF".into(),
         ]];
+        // Cells come from the CSVs: escaped, so that an ESC in one cannot drive the terminal.
+        let show = |s: &str| crate::util::escape_controls(s);
         for d in self.differences.iter().take(limit) {
             rows.push(vec![
                 d.file.clone(),
@@ -112,10 +114,10 @@ impl Comparison {
                 } else {
                     d.line.to_string()
                 },
-                d.row.clone(),
-                d.column.clone(),
-                d.a.clone(),
-                d.b.clone(),
+                show(&d.row),
+                show(&d.column),
+                show(&d.a),
+                show(&d.b),
                 d.relative().map_or("—".into(), |r| format!("{r:.2e}")),
             ]);
         }
@@ -204,8 +206,9 @@ fn describe(key: &[String], extra: &[&str]) -> String {
     s
 }
 
-/// Whether two cells agree: equal text; both integers and equal; both decimals within `tol`
-/// (NaN agrees with NaN).
+/// Whether two cells agree: equal text; both integers and equal; both decimals within `tol`.
+/// Non-finite values agree exactly: NaN only with NaN, inf only with inf of the same sign
+/// (within a relative tolerance, |inf − x| ≤ rtol·inf would pass any x).
 fn agree(a: &str, b: &str, tol: Tolerance) -> bool {
     if a == b {
         return true;
@@ -214,7 +217,8 @@ fn agree(a: &str, b: &str, tol: Tolerance) -> bool {
         return x == y;
     }
     match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) if x.is_nan() && y.is_nan() => true,
+        (Ok(x), Ok(y)) if x.is_nan() || y.is_nan() => x.is_nan() && y.is_nan(),
+        (Ok(x), Ok(y)) if x.is_infinite() || y.is_infinite() => x == y,
         (Ok(x), Ok(y)) => (x - y).abs() <= tol.rtol * x.abs().max(y.abs()) + tol.atol,
         _ => false,
     }
@@ -334,6 +338,8 @@ fn compare_tables(
 }
 
 /// Results folders under `root` (folders holding a summary.csv), relative to it, sorted.
+/// Symbolic links to folders are not followed: two links back to the root would make the walk
+/// exponential, and `report` would write through one outside the root.
 pub fn folders_under(root: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -341,9 +347,11 @@ pub fn folders_under(root: &Path) -> Result<Vec<PathBuf>> {
         let entries =
             std::fs::read_dir(&d).with_context(|| format!("cannot read folder {}", d.display()))?;
         for e in entries {
-            let path = e?.path();
-            // Stored runs are not results folders.
-            if path.is_dir() && path.file_name().is_some_and(|n| n != "runs") {
+            let e = e.with_context(|| format!("cannot read folder {}", d.display()))?;
+            let path = e.path();
+            // `DirEntry::file_type` does not follow links. Stored runs are not results folders.
+            let real_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if real_dir && path.file_name().is_some_and(|n| n != "runs") {
                 stack.push(path);
             } else if path.file_name().is_some_and(|n| n == "summary.csv") {
                 if let Ok(rel) = d.strip_prefix(root) {
@@ -354,4 +362,35 @@ pub fn folders_under(root: &Path) -> Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-run that diverges must not verify: |inf − x| ≤ rtol·inf held for every x.
+    #[test]
+    fn exit0_non_finite_values_agree_only_exactly() {
+        let tol = Tolerance {
+            rtol: 1e-9,
+            atol: 1e-14,
+        };
+        for (a, b, same) in [
+            ("inf", "inf", true),
+            ("-inf", "-inf", true),
+            ("inf", "1.0", false),
+            ("1.0", "inf", false),
+            ("inf", "-inf", false),
+            ("inf", "1.7976931348623157e308", false),
+            ("NaN", "NaN", true),
+            ("NaN", "nan", true),
+            ("NaN", "1.0", false),
+            ("NaN", "inf", false),
+            ("1.0", "NaN", false),
+            ("1.0", "1.0000000000001", true),
+            ("1.7976931348623157e308", "-1.7976931348623157e308", false),
+        ] {
+            assert_eq!(agree(a, b, tol), same, "{a} vs {b}");
+        }
+    }
 }

@@ -29,9 +29,16 @@ fn esc(s: &str) -> String {
     out
 }
 
+/// An attribute value for a link to `s`, a path relative to the page: one that a folder's name
+/// would turn into a scheme (`javascript:x/…`) is made `./javascript:x/…`.
 fn href(s: &str) -> String {
+    let s = if safe_url(s) {
+        s.to_string()
+    } else {
+        format!("./{s}")
+    };
     let mut out = String::new();
-    let _ = escape_href(&mut out, s);
+    let _ = escape_href(&mut out, &s);
     esc(&out)
 }
 
@@ -61,10 +68,45 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
+/// Whether `url` may become a link or an image in a page: a relative path or a `#fragment` of
+/// this site. Text of manifests, CSV cells and run.json errors reaches the Markdown, so any
+/// scheme (`javascript:`, `data:`, `https:`: the pages need no network), a `//host` or a `\`
+/// (which browsers read as `/`) is refused; so is any control character or space, which URL
+/// parsers strip (`java\tscript:` is `javascript:` to them).
+fn safe_url(url: &str) -> bool {
+    let before_path = url.split(['/', '?', '#']).next().unwrap_or_default();
+    !url.starts_with("//")
+        && !before_path.contains(':')
+        && !url.contains('\\')
+        && !url.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
 /// Markdown to HTML: tables on, raw HTML shown as text, images pointing at the SVG beside a
-/// PNG when there is one.
+/// PNG when there is one; a link or image whose URL is not [`safe_url`] is left as its text.
 fn markdown_to_html(md: &str, dir: &Path) -> String {
-    let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match e {
+    // Whether each open link or image is kept, to drop its end with it.
+    let mut kept: Vec<bool> = Vec::new();
+    let events = Parser::new_ext(md, Options::ENABLE_TABLES).filter_map(|e| match e {
+        Event::Start(Tag::Link { ref dest_url, .. } | Tag::Image { ref dest_url, .. }) => {
+            kept.push(safe_url(dest_url));
+            kept.last()
+                .copied()
+                .unwrap_or(false)
+                .then(|| local_image(e, dir))
+        }
+        Event::End(pulldown_cmark::TagEnd::Link | pulldown_cmark::TagEnd::Image) => {
+            kept.pop().unwrap_or(false).then_some(e)
+        }
+        e => Some(local_image(e, dir)),
+    });
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, events);
+    out
+}
+
+/// An event with raw HTML shown as text and an image pointing at its SVG when there is one.
+fn local_image<'a>(e: Event<'a>, dir: &Path) -> Event<'a> {
+    match e {
         Event::Html(t) | Event::InlineHtml(t) => Event::Text(t),
         Event::Start(Tag::Image {
             link_type,
@@ -84,10 +126,7 @@ fn markdown_to_html(md: &str, dir: &Path) -> String {
             })
         }
         e => e,
-    });
-    let mut out = String::new();
-    pulldown_cmark::html::push_html(&mut out, events);
-    out
+    }
 }
 
 /// One results folder, as `dpca render` reads it.
@@ -336,5 +375,72 @@ mod tests {
             "{html}"
         );
         assert_eq!(esc("\"<&>"), "&quot;&lt;&amp;&gt;");
+    }
+
+    /// Every `href="…"` and `src="…"` value of `html`, its entities decoded.
+    pub(crate) fn urls(html: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for attr in ["href=\"", "src=\""] {
+            for (at, _) in html.match_indices(attr) {
+                let rest = &html[at + attr.len()..];
+                let value = &rest[..rest.find('"').unwrap_or(rest.len())];
+                out.push(
+                    value
+                        .replace("&amp;", "&")
+                        .replace("&#x27;", "'")
+                        .replace("&quot;", "\""),
+                );
+            }
+        }
+        out
+    }
+
+    /// Hostile text from a manifest, a CSV cell or a run.json error becomes no live link to a
+    /// scheme and no remote image: links and images with such URLs are left as their text.
+    #[test]
+    fn injection_links_and_images_are_relative_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let hostile = [
+            "[x](javascript:alert(1))",
+            "[x](JaVaScRiPt:alert(1))",
+            "[x](java&#9;script:alert(1))",
+            "[x](&#106;avascript:alert(1))",
+            "[x]( javascript:alert(1) )",
+            "<javascript:alert(1)>",
+            "<JAVASCRIPT:alert(1)>",
+            "[x](data:text/html,<script>alert(1)</script>)",
+            "[x](vbscript:msgbox)",
+            "[x](//evil.example/x)",
+            "[x](\\\\evil.example\\x)",
+            "[x](https://evil.example/)",
+            "<https://evil.example/>",
+            "![](https://evil.example/x.png)",
+            "![a](//evil.example/x.png)",
+            "![a](file:///etc/passwd)",
+            "[![a](https://evil.example/i.png)](javascript:alert(1))",
+            "[x][r]\n\n[r]: javascript:alert(1)",
+            "| a |\n|---|\n| [c](javascript:alert(1)) ![](http://e.example/p.png) |",
+        ];
+        for md in hostile {
+            let html = markdown_to_html(md, dir.path());
+            for url in urls(&html) {
+                assert!(safe_url(&url), "{md:?} gave {url:?}: {html}");
+                let lower = url.to_ascii_lowercase();
+                assert!(
+                    !lower.contains("script:") && !lower.contains("//"),
+                    "{md:?}: {html}"
+                );
+            }
+            assert!(!html.contains("<img"), "{md:?}: {html}");
+        }
+        // What is relative still links and shows.
+        let html = markdown_to_html("[a](b/c.csv) [d](#e) ![f](g.png) [h](i:j/../k)", dir.path());
+        assert_eq!(urls(&html), ["b/c.csv", "#e", "g.png"], "{html}");
+        assert!(html.contains(">h</p>") || html.contains(" h</p>"), "{html}");
+        assert_eq!(
+            href("javascript:x/y/index.html"),
+            "./javascript:x/y/index.html"
+        );
+        assert_eq!(href("../../index.html"), "../../index.html");
     }
 }

@@ -87,6 +87,17 @@ pub fn check_complete(dir: &Path) -> Result<usize> {
     let files = v["files"].as_object().with_context(|| {
         format!("{}: no `files` list (written before run.json listed its files: re-render with `dpca render {}`)", json.display(), dir.display())
     })?;
+    // Every set `write_all` writes holds both tables: a list without them (or empty) vouches
+    // for nothing.
+    if let Some(absent) = ["trace.csv", "summary.csv"]
+        .into_iter()
+        .find(|n| !files.contains_key(*n))
+    {
+        bail!(
+            "{}: its `files` list does not name {absent}: not the list of a complete results folder",
+            json.display()
+        );
+    }
     for (name, want) in files {
         let path = dir.join(name);
         if name.contains(['/', '\\']) || name.starts_with('.') {

@@ -41,6 +41,25 @@ fn field<T: std::str::FromStr>(row: &Row, key: &str, path: &Path, line: usize) -
     })
 }
 
+/// A run's key columns (method label, params, point, seed as written).
+type RunCells<'a> = [&'a str; 4];
+
+/// `rows` grouped by run, each with its line: summary rows find their trace and spectra rows
+/// by key (a map, not every summary row against every trace row). Rows missing a key column
+/// belong to no run.
+fn by_run(rows: &[Row]) -> HashMap<RunCells<'_>, Vec<(usize, &Row)>> {
+    let mut map: HashMap<RunCells, Vec<(usize, &Row)>> = HashMap::new();
+    for (j, r) in rows.iter().enumerate() {
+        let cell = |k: &str| r.get(k).map(String::as_str);
+        if let (Some(m), Some(pa), Some(pt), Some(s)) =
+            (cell("method"), cell("params"), cell("point"), cell("seed"))
+        {
+            map.entry([m, pa, pt, s]).or_default().push((j + 2, r));
+        }
+    }
+    map
+}
+
 /// The runs of `exp` as its results folder `dir` holds them.
 pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
     let (trace_path, summary_path) = (dir.join("trace.csv"), dir.join("summary.csv"));
@@ -57,6 +76,9 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
     } else {
         Vec::new()
     };
+    let (trace_of, spectra_of) = (by_run(&trace), by_run(&spectra));
+    // Each run once: its first summary line, by key.
+    let mut seen: HashMap<(String, String, String, u64), usize> = HashMap::new();
     let mut records = Vec::new();
     for (i, s) in read_rows(&summary_path)?.iter().enumerate() {
         let line = i + 2;
@@ -66,6 +88,15 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
             field(s, "point", &summary_path, line)?,
         );
         let seed: u64 = field(s, "seed", &summary_path, line)?;
+        if let Some(first) = seen.insert((label.clone(), params.clone(), point.clone(), seed), line)
+        {
+            bail!(
+                "{}: lines {first} and {line} name the same run ({label} {params} seed {seed} {point})",
+                summary_path.display()
+            );
+        }
+        let seed_text = seed.to_string();
+        let run: RunCells = [&label, &params, &point, &seed_text];
         let Some(m) = exp.methods.iter().find(|m| m.label == label) else {
             bail!(
                 "{}:{line}: method {label:?} is not in manifest {}",
@@ -89,19 +120,18 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
             fingerprint: String::new(),
         };
         let mut rows = Vec::new();
-        for (j, t) in trace.iter().enumerate() {
-            let same = t.get("method") == Some(&label)
-                && t.get("params") == Some(&params)
-                && t.get("point") == Some(&point)
-                && t.get("seed").map(String::as_str) == Some(seed.to_string().as_str());
-            if !same {
-                continue;
-            }
-            let line = j + 2;
+        for &(line, t) in trace_of.get(&run).into_iter().flatten() {
             let (up, down): (u64, u64) = (
                 field(t, "bytes_up", &trace_path, line)?,
                 field(t, "bytes_down", &trace_path, line)?,
             );
+            // Figures and n-vectors add them: a sum past u64 would wrap silently.
+            let Some(total) = up.checked_add(down) else {
+                bail!(
+                    "{}:{line}: columns `bytes_up` + `bytes_down` ({up} + {down}) overflow 64 bits",
+                    trace_path.display()
+                )
+            };
             let mut metrics = BTreeMap::new();
             for d in crate::problem::family(exp.kind).metrics() {
                 metrics.insert(d.name.to_string(), field(t, d.name, &trace_path, line)?);
@@ -125,7 +155,7 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
                 bytes_up: up,
                 bytes_down: down,
                 // As the network counts them (earlier formats rounded them down).
-                vectors: vectors(up + down, pt.data.n),
+                vectors: vectors(total, pt.data.n),
                 metrics,
                 leak_err,
             });
@@ -133,6 +163,17 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
         if rows.is_empty() {
             bail!(
                 "{}: no rows for run {label} {params} seed {seed} {point} of {}",
+                trace_path.display(),
+                summary_path.display()
+            );
+        }
+        // A trace cut short (or run on) would be drawn and tabled as the whole run.
+        let rounds: u64 = field(s, "rounds", &summary_path, line)?;
+        let last = rows.iter().map(|r| r.round).max().unwrap_or(0);
+        if last != rounds {
+            bail!(
+                "{}: run {label} {params} seed {seed} {point} ends at round {last}, but {}:{line} \
+                 says rounds = {rounds}",
                 trace_path.display(),
                 summary_path.display()
             );
@@ -147,20 +188,14 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
         });
         let of = |k: &str| stored.map(|r| r[k].clone()).unwrap_or_default();
         let mut spectrum: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for (j, t) in spectra.iter().enumerate() {
-            let same = t.get("method") == Some(&label)
-                && t.get("params") == Some(&params)
-                && t.get("point") == Some(&point)
-                && t.get("seed").map(String::as_str) == Some(seed.to_string().as_str());
-            if same {
-                let name: String = field(t, "spectrum", &spectra_path, j + 2)?;
-                let value: f64 = field(t, "value", &spectra_path, j + 2)?;
-                spectrum.entry(name).or_default().push(value);
-            }
+        for &(line, t) in spectra_of.get(&run).into_iter().flatten() {
+            let name: String = field(t, "spectrum", &spectra_path, line)?;
+            let value: f64 = field(t, "value", &spectra_path, line)?;
+            spectrum.entry(name).or_default().push(value);
         }
         records.push(RunRecord {
             key,
-            rounds: field(s, "rounds", &summary_path, line)?,
+            rounds,
             converged: field(s, "converged", &summary_path, line)?,
             stop_reason: field(s, "stop_reason", &summary_path, line)?,
             trace: rows,

@@ -198,6 +198,19 @@ fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
+/// Why a worker stopped when rank 0 ended the job with a failure. Rank 0 has printed it (naming
+/// the rank where it arose, if not rank 0), so the worker prints nothing: one message per fault.
+#[derive(Debug)]
+pub struct RankZeroFailed(pub String);
+
+impl std::fmt::Display for RankZeroFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rank 0 failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for RankZeroFailed {}
+
 /// A rank other than 0, until rank 0 ends the job: Ok when it ended with success, the reason
 /// when it failed. `opts` is this rank's setup, whose error is reported when a run starts.
 pub fn worker(opts: Result<Options>) -> Result<()> {
@@ -245,7 +258,7 @@ pub fn worker(opts: Result<Options>) -> Result<()> {
                         match w.serve(&mut clients) {
                             Ended::Run => {}
                             Ended::Done => return Ok(()),
-                            Ended::Abort(why) => bail!("rank 0 failed: {why}"),
+                            Ended::Abort(why) => return Err(RankZeroFailed(why).into()),
                         }
                     }
                 }
@@ -253,7 +266,7 @@ pub fn worker(opts: Result<Options>) -> Result<()> {
             // After a run some rank could not start: nothing to end here.
             Command::EndRun => {}
             Command::Done => return Ok(()),
-            Command::Abort(why) => bail!("rank 0 failed: {why}"),
+            Command::Abort(why) => return Err(RankZeroFailed(why).into()),
             other => w.reply(
                 &Reply::Broken(format!("command {other:?} outside a run")),
                 &[],

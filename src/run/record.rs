@@ -216,9 +216,10 @@ pub struct RunStore {
 
 impl RunStore {
     pub fn new(results_dir: &Path) -> Self {
-        Self {
-            dir: results_dir.join("runs"),
-        }
+        let dir = results_dir.join("runs");
+        // A run killed while being stored: its temporary file goes before any run is resumed.
+        crate::util::sweep_stale_temps(&dir);
+        Self { dir }
     }
     fn path(&self, stem: &str) -> PathBuf {
         self.dir.join(format!("{stem}.json"))

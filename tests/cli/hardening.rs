@@ -48,7 +48,7 @@ y = "kkt"
 [profiles.quick]
 "#;
 
-fn dpca(cwd: &Path, args: &[&str]) -> Output {
+pub(super) fn dpca(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpca"))
         .args(args)
         .current_dir(cwd)
@@ -58,7 +58,7 @@ fn dpca(cwd: &Path, args: &[&str]) -> Output {
 }
 
 /// Every file under `dir`, relative to it.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -94,7 +94,7 @@ fn edit(from: &str, to: &str) -> String {
     BASE.replacen(from, to, 1)
 }
 
-fn run_args() -> Vec<String> {
+pub(super) fn run_args() -> Vec<String> {
     [
         "run",
         "m/base.toml",
@@ -556,7 +556,7 @@ fn a_fifo_is_refused_without_blocking() {
 }
 
 /// Write the base manifest and run it at the quick profile into `res`.
-fn run_base(d: &Path) {
+pub(super) fn run_base(d: &Path) {
     write_base(d);
     let args = run_args();
     let out = dpca(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
@@ -703,9 +703,14 @@ fn a_report_killed_mid_write_is_detected_and_repaired() {
             let s = f.to_string_lossy();
             assert!(!s.ends_with(".tmp") || s.starts_with('.'), "{s}");
         }
-        // A render repairs the set.
+        // A render repairs the set, and removes what the killed one left.
         assert!(dpca(d, &["render", folder]).status.success());
         assert!(dpca(d, &["check", folder]).status.success());
+        let left: Vec<_> = files_under(&d.join(folder))
+            .into_iter()
+            .filter(|f| f.to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
     }
     eprintln!(
         "{incomplete} of 12 kills over a {whole} ms render left an incomplete set, each detected"

@@ -8,6 +8,7 @@ mod html_report;
 mod methods;
 mod mpi;
 mod own_data;
+mod results_faults;
 /// `dpca run` end to end (and the CLI's errors and pipes).
 mod run;
 mod verify;

@@ -246,8 +246,34 @@ fn a_rank_that_cannot_build_its_data_ends_the_job_everywhere() {
         err.contains("rank 1: cannot build its data") && err.contains("only_here.toml"),
         "{err}"
     );
-    // The other ranks say why they stopped (mpirun may interleave their lines).
-    assert!(err.contains("stopped: rank 0 failed"), "{err}");
+    // One message per fault: rank 0's, naming the rank; the others stop quietly.
+    assert_eq!(err.matches("cannot build its data").count(), 1, "{err}");
+    assert!(!err.contains("stopped: rank 0 failed"), "{err}");
+}
+
+/// A manifest error under MPI: printed once, by rank 0, and exit status 2 as locally.
+#[test]
+fn mpi_a_manifest_error_is_one_message_and_exit_2_as_locally() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let body = SUBSPACE.replace("mpi_subspace", "bad").replacen(
+        "[stop]",
+        "[stop]
+bogus = 1",
+        1,
+    );
+    std::fs::write(d.join("bad.toml"), body).unwrap();
+    let args = ["run", "bad.toml", "--results", "mpi", "--backend", "mpi"];
+    let o = mpirun(d, &args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(
+        err.contains("bad.toml:") && err.contains("stop.bogus"),
+        "{err}"
+    );
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let local = local(d, &args[..4]);
+    assert_eq!(local.status.code(), Some(2));
 }
 
 #[test]

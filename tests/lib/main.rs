@@ -16,6 +16,7 @@ mod manifest;
 mod manifest_fuzz;
 mod partition;
 mod plot;
+mod results_fuzz;
 /// The robust-PCA family's methods.
 mod robust_pca;
 mod share;

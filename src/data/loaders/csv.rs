@@ -127,7 +127,7 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
                     anyhow::anyhow!(
                         "{name}: line {line}, column {}: label `{}` is not {}",
                         c + 1,
-                        String::from_utf8_lossy(field),
+                        crate::util::excerpt(field),
                         if opts.label_names.is_empty() {
                             "a non-negative integer".to_string()
                         } else {
@@ -148,7 +148,7 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
                 anyhow::anyhow!(
                     "{name}: line {line}, column {}: `{}` is not a finite number",
                     c + 1,
-                    String::from_utf8_lossy(field)
+                    crate::util::excerpt(field)
                 )
             })?);
         }

@@ -324,12 +324,7 @@ fn parse_index(s: &[u8]) -> Option<u64> {
     })
 }
 
-/// A token for an error message, cut short and lossily decoded.
+/// A token for an error message: cut short, control characters escaped.
 fn show(s: &[u8]) -> String {
-    let cut = &s[..s.len().min(40)];
-    let mut t = String::from_utf8_lossy(cut).into_owned();
-    if s.len() > cut.len() {
-        t.push('…');
-    }
-    t
+    crate::util::excerpt(s)
 }

@@ -431,14 +431,11 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>> {
             );
         }
         let v: i64 = t.parse().map_err(|_| {
-            // The start of the line only, escaped: enough to find it, and a file that is not
-            // a labels file (a key, a terminal escape) is not echoed whole.
-            let head: String = t.chars().take(20).collect();
-            let more = if t.chars().count() > 20 { "…" } else { "" };
             anyhow::anyhow!(
-                "{}: line {}: {head:?}{more} is not an integer label",
+                "{}: line {}: `{}` is not an integer label",
                 path.display(),
-                k + 1
+                k + 1,
+                crate::util::excerpt(t.as_bytes())
             )
         })?;
         out.push(v);

@@ -750,7 +750,7 @@ fn escape_a_bad_labels_line_is_quoted_short_and_escaped() {
     write(&root.join("exp/bom.toml"), &manifest("bom", data, EVEN));
     ok(root, "bom");
 
-    lines[1] = "\u{1b}[31mAPI_TOKEN=0123456789abcdefSECRET".into();
+    lines[1] = format!("\u{1b}[31mAPI_TOKEN={}SECRET", "0123456789abcdef".repeat(3));
     write(&root.join("exp/data/y.txt"), &(lines.join("\n") + "\n"));
     let data = "source = \"data/x.csv\"\nlabels = \"data/y.txt\"";
     write(&root.join("exp/bad.toml"), &manifest("bad", data, EVEN));

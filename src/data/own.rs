@@ -12,7 +12,7 @@ use super::loaders::{csv, idx, libsvm, npy, open_text};
 use super::matrix::DataMatrix;
 use super::prepare::{preprocess, KeyMismatch};
 use crate::linalg::to_f_order;
-use crate::spec::{DataSpec, File, FileFormat, FilePaths, Gen, Orientation};
+use crate::spec::{DataSpec, File, FileFormat, FilePaths, Gen, Orientation, Preprocess};
 use anyhow::{bail, Result};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -188,6 +188,15 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
         Ok(k) => k,
         Err(e) => mismatch("data.source", format!("{e:#}")),
     })?;
+    if let Some(why) = degenerate(&x, &f.preprocess) {
+        return Err(mismatch(
+            "data.source",
+            format!(
+                "{}: {why}: no direction of variance to find",
+                data.display()
+            ),
+        ));
+    }
     let noise = f.noise_features.unwrap_or(0);
     let plus = if noise > 0 {
         format!(" + {noise} noise features = {}", x.n() + noise)
@@ -226,6 +235,32 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
     spec.n = n;
     spec.m = x.m();
     Ok(())
+}
+
+/// Why `x` holds nothing to find once `steps` are applied, if so: every entry zero, or every
+/// feature constant and then centred. The same rule for every family, at load, rather than a
+/// run that ends in NaN (the subspace family) or an error (the eigvec family).
+fn degenerate(x: &DataMatrix, steps: &[Preprocess]) -> Option<&'static str> {
+    use crate::spec::Preprocess::{Center, Standardize, Zscore};
+    match x {
+        DataMatrix::Dense(a) => {
+            if a.iter().all(|v| *v == 0.0) {
+                return Some("every entry is 0");
+            }
+            let centred = steps
+                .iter()
+                .any(|s| matches!(s, Center | Standardize | Zscore));
+            let constant = a.rows().into_iter().all(|r| r.iter().all(|v| *v == r[0]));
+            (centred && constant).then_some("every feature is constant, so centring leaves 0")
+        }
+        DataMatrix::Sparse(c) => c
+            .values()
+            .iter()
+            .all(|v| *v == 0.0)
+            .then_some("every entry is 0"),
+        // Never read from a file: centring is implicit only after preprocessing.
+        DataMatrix::Centred { .. } => None,
+    }
 }
 
 /// SHA-256 of a matrix (features × samples, column by column) and its labels: what the runs

@@ -60,6 +60,32 @@ fn by_run(rows: &[Row]) -> HashMap<RunCells<'_>, Vec<(usize, &Row)>> {
     map
 }
 
+/// The results were computed on the data the manifest names now: each point's `[data]` as
+/// run.json recorded it (for a data file, its digest) equals the manifest's. Otherwise a render
+/// would stamp the new data's provenance on the old numbers.
+fn same_data(exp: &Experiment, run_json: &serde_json::Value, json_path: &Path) -> Result<()> {
+    let Some(recorded) = run_json["points"].as_array() else {
+        return Ok(());
+    };
+    for (point, rec) in exp.points.iter().zip(recorded) {
+        let now = serde_json::to_value(&point.data)?;
+        if rec.get("data").is_some_and(|then| *then != now) {
+            let label = if point.label.is_empty() {
+                "the point"
+            } else {
+                &point.label
+            };
+            anyhow::bail!(
+                "{}: {label}'s [data] differs from what these results were computed on (a data \
+                 file that changed has a new sha256): run the manifest again instead of \
+                 rendering",
+                json_path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The runs of `exp` as its results folder `dir` holds them.
 pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
     let (trace_path, summary_path) = (dir.join("trace.csv"), dir.join("summary.csv"));
@@ -69,6 +95,7 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
             .with_context(|| format!("cannot read {}", json_path.display()))?,
     )
     .with_context(|| format!("{} is not valid JSON", json_path.display()))?;
+    same_data(exp, &run_json, &json_path)?;
     let trace = read_rows(&trace_path)?;
     let spectra_path = dir.join("spectra.csv");
     let spectra = if spectra_path.exists() {

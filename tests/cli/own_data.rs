@@ -528,12 +528,13 @@ fn idx_and_gzip_csv_give_the_same_runs() {
     assert_eq!(summary(root, "own_idx"), summary(root, "own_gz"));
 }
 
-/// An all-zero data file: a subspace method's run ends "diverged" (its metrics are not finite),
-/// a method that cannot start on it (DSI: machine 1 has no eigengap) ends "failed" with its
-/// message while the experiment's other runs go on, and sparse PCA with μ, whose reference
-/// needs λ₁(AAᵀ) > 0, is refused naming the cause. Every case exits as described, no panic.
+/// Exit-0 class. Degenerate data is refused at load by every family with the reason (it used to
+/// end a subspace run "diverged" with exit 0 while the eigvec family refused it): an all-zero
+/// file, or constant features that `center` turns to zero. A method that cannot start on
+/// data that is not degenerate (DSI: machine 1 has no eigengap) ends "failed" with its message
+/// while the experiment's other runs go on. No panic.
 #[test]
-fn an_all_zero_file_ends_runs_as_diverged_or_failed() {
+fn exit0_degenerate_data_is_refused_at_load_by_every_family() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     npy_file(&root.join("exp/zeros.npy"), &Array2::zeros((60, 8)));
@@ -542,12 +543,19 @@ fn an_all_zero_file_ends_runs_as_diverged_or_failed() {
         &root.join("exp/zero_sub.toml"),
         &manifest("zero_sub", data, EVEN),
     );
-    ok(root, "zero_sub");
-    let runs = summary(root, "zero_sub");
-    let stop = runs[0].iter().position(|h| h == "stop_reason").unwrap();
-    for r in &runs[1..] {
-        assert_eq!(r[stop], "diverged", "{r:?}");
-    }
+    let text = err(root, "zero_sub");
+    assert!(
+        text.contains("every entry is 0") && text.contains("key `data.source`"),
+        "{text}"
+    );
+    npy_file(
+        &root.join("exp/flat.npy"),
+        &Array2::from_shape_fn((60, 8), |(_, j)| j as f64),
+    );
+    let flat = "source = \"flat.npy\"\npreprocess = [\"center\"]";
+    write(&root.join("exp/flat.toml"), &manifest("flat", flat, EVEN));
+    let text = err(root, "flat");
+    assert!(text.contains("every feature is constant"), "{text}");
 
     // The eigvec family refuses zero data outright (no leading eigenvector). DSI needs machine
     // 1's local eigengap: give machine 1 (the first 20 samples of an even split) ±e₁ and ±e₂
@@ -605,7 +613,7 @@ fn an_all_zero_file_ends_runs_as_diverged_or_failed() {
         .replace("name = \"faps\"", "name = \"manpg\"");
     write(&root.join("exp/zero_sparse.toml"), &sparse);
     let text = err(root, "zero_sparse");
-    assert!(text.contains("λ₁(AAᵀ)") && text.contains("zero"), "{text}");
+    assert!(text.contains("every entry is 0"), "{text}");
     assert!(!text.contains("panicked"), "{text}");
 }
 
@@ -784,4 +792,34 @@ fn exit0_p_beyond_the_samples_is_refused() {
     for needle in ["problem.p = 2", "data.m = 1", "p must be <= m"] {
         assert!(e.contains(needle), "no {needle:?} in: {e}");
     }
+}
+
+/// Exit-0 class: `render` of results whose data file has changed since they were computed is
+/// refused (it used to stamp the new file's sha256 into the old results' provenance).
+#[test]
+fn exit0_render_refuses_results_of_a_changed_data_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    npy_file(&root.join("exp/x.npy"), &samples());
+    write(
+        &root.join("exp/moved.toml"),
+        &manifest("moved", "source = \"x.npy\"", EVEN),
+    );
+    ok(root, "moved");
+    let render = || {
+        Command::new(env!("CARGO_BIN_EXE_dpca"))
+            .args(["render", "results/mine/moved/quick"])
+            .current_dir(root)
+            .output()
+            .unwrap()
+    };
+    assert!(render().status.success());
+    npy_file(&root.join("exp/x.npy"), &(samples() * 2.0));
+    let out = render();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("differs from what these results were computed on"),
+        "{text}"
+    );
 }

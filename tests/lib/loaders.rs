@@ -375,6 +375,15 @@ fn csv_header_label_and_layout() {
 #[test]
 fn csv_errors_name_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
+    // A label column beyond the fields is named as the manifest numbers it, from 1.
+    let p = write(dir.path(), "three.csv", b"1,2,3\n4,5,6\n");
+    let opts = csv::CsvOptions {
+        header: csv::Header::Absent,
+        label: csv::LabelColumn::Index(98),
+        ..Default::default()
+    };
+    let e = err_text(csv::read_csv(&p, &opts));
+    assert!(e.contains("label column 99 but only 3 fields"), "{e}");
     let p = write(dir.path(), "ragged.csv", b"a,b,c\n1,2,3\n4,5\n");
     let e = err_text(csv::read_csv(&p, &Default::default()));
     assert!(

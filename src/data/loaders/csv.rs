@@ -89,8 +89,10 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
             None => {
                 let label_col = label_index(opts.label, record.len());
                 if let Some(c) = label_col.filter(|&c| c >= record.len()) {
+                    // Columns are numbered from 1 in manifests and messages, 0 here.
                     bail!(
-                        "{name}: line {line}: label column {c} but only {} fields",
+                        "{name}: line {line}: label column {} but only {} fields",
+                        c + 1,
                         record.len()
                     );
                 }

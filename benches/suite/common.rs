@@ -2,6 +2,7 @@
 //! settings, and the machine's dgemm peak that GFLOP/s are compared with.
 #![allow(dead_code)]
 
+use crate::twin;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use dpca_bench::data::cache::MatrixCache;
@@ -119,25 +120,9 @@ pub fn numpy(what: &str, args: &[String], env: &[(&str, &str)]) -> Option<serde_
         "\nNumPy {what} (scripts/numpy_rounds.py {}) ...",
         args.join(" ")
     );
-    let out = std::process::Command::new(python)
-        .arg("scripts/numpy_rounds.py")
-        .args(args)
-        .envs(env.iter().copied())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => serde_json::from_slice(&o.stdout).ok(),
-        Ok(o) => {
-            println!(
-                "NumPy {what} failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            None
-        }
-        Err(e) => {
-            println!("NumPy {what} not run: {e}");
-            None
-        }
-    }
+    twin::script(&python, args, env)
+        .map_err(|e| println!("NumPy {what} failed: {e:#}"))
+        .ok()
 }
 
 /// The all-core dgemm GFLOP/s with AVX-512 kernels: NumPy's OpenBLAS told

@@ -13,7 +13,7 @@ use dpca_bench::progress::Progress;
 use dpca_bench::seed;
 use dpca_bench::seed::uniform_matrix;
 use dpca_bench::spec::Point;
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::path::Path;
@@ -123,6 +123,42 @@ pub fn numpy(what: &str, args: &[String], env: &[(&str, &str)]) -> Option<serde_
     twin::script(&python, args, env)
         .map_err(|e| println!("NumPy {what} failed: {e:#}"))
         .ok()
+}
+
+/// The NumPy twin's JSON (see twin.rs) for `config` on `arrays`, or None, said why, as [`numpy`].
+pub fn twin(
+    what: &str,
+    arrays: &[(&str, ArrayView2<f64>)],
+    config: serde_json::Value,
+) -> Option<serde_json::Value> {
+    let folder = twin::Twin::new();
+    let args = folder.and_then(|t| {
+        for (name, a) in arrays {
+            t.put(name, *a)?;
+        }
+        Ok((t.args(&config)?, t))
+    });
+    match args {
+        Ok((args, _folder)) => numpy(what, &args, &[]),
+        Err(e) => {
+            println!("NumPy {what} not run: {e:#}");
+            None
+        }
+    }
+}
+
+/// Mean seconds per round of `samples` consecutive rounds after `warm_up` untimed ones, outside
+/// criterion: for rounds whose work depends on the path, which their NumPy twin times on the
+/// same rounds (criterion picks its own number of calls).
+pub fn fixed_rounds(warm_up: usize, samples: usize, mut step: impl FnMut()) -> f64 {
+    for _ in 0..warm_up {
+        step();
+    }
+    let t = Instant::now();
+    for _ in 0..samples {
+        step();
+    }
+    t.elapsed().as_secs_f64() / samples as f64
 }
 
 /// The all-core dgemm GFLOP/s with AVX-512 kernels: NumPy's OpenBLAS told

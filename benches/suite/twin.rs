@@ -8,7 +8,8 @@
 
 use anyhow::{bail, Context, Result};
 use dpca_bench::data::loaders::npy::read_matrix;
-use ndarray::{Array2, ArrayView2};
+use dpca_bench::methods::registry::Running;
+use ndarray::{concatenate, Array2, ArrayView2, Axis};
 use ndarray_npy::WriteNpyExt;
 use std::ffi::OsStr;
 use std::fs::File;
@@ -66,4 +67,15 @@ impl Twin {
     pub fn get(&self, name: &str) -> Result<Array2<f64>> {
         read_matrix(&self.dir.path().join(format!("out_{name}.npy")))
     }
+}
+
+/// Every client's part `key` (as revealed), side by side: the twins' starts w0, and what the
+/// tests compare them with.
+pub fn client_parts(run: &Running, key: &str) -> Result<Array2<f64>> {
+    let parts = run.net.reveal();
+    let parts: Vec<ArrayView2<f64>> = parts
+        .iter()
+        .map(|m| m.get(key).map(|a| a.view()))
+        .collect::<Result<_>>()?;
+    Ok(concatenate(Axis(1), &parts)?)
 }

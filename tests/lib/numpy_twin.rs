@@ -15,7 +15,7 @@ use dpca_bench::methods::registry::Running;
 use dpca_bench::problem::robust::planted;
 use dpca_bench::seed::{self, uniform_matrix};
 use dpca_bench::spec::Magnitude;
-use ndarray::{concatenate, Array2, Axis};
+use ndarray::Array2;
 use serde_json::json;
 use std::ffi::OsString;
 use twin::Twin;
@@ -47,16 +47,8 @@ fn both<'a>(
     let mut run = Running::named(method, &table, &start, 7, blocks, x.nrows()).unwrap();
     let twin = Twin::new().unwrap();
     twin.put("x", x.view()).unwrap();
-    let starts: Vec<_> = run
-        .net
-        .reveal()
-        .iter()
-        .map(|m| m.get("w").cloned())
-        .collect();
-    if let Ok(w0) = starts.into_iter().collect::<Result<Vec<_>, _>>() {
-        let views: Vec<_> = w0.iter().map(|w| w.view()).collect();
-        twin.put("w0", concatenate(Axis(1), &views).unwrap().view())
-            .unwrap();
+    if let Ok(w0) = twin::client_parts(&run, "w") {
+        twin.put("w0", w0.view()).unwrap();
     }
     let config = json!({"method": method, "params": params, "sizes": sizes,
                         "warm_up": 0, "samples": rounds, "out": true});
@@ -82,24 +74,16 @@ fn sparse_data() -> (Array2<f64>, Vec<usize>) {
     (dpca_bench::linalg::to_f_order(x.view()), vec![10, 12, 16])
 }
 
-/// The clients' w_i side by side.
-fn client_ws(run: &Running) -> Array2<f64> {
-    let ws: Vec<_> = run
-        .net
-        .reveal()
-        .iter()
-        .map(|m| m.get("w").unwrap().clone())
-        .collect();
-    let views: Vec<_> = ws.iter().map(|w| w.view()).collect();
-    concatenate(Axis(1), &views).unwrap()
-}
-
 #[test]
 fn fsspca_twin_agrees() {
     let (x, sizes) = sparse_data();
     let params = json!({"lambda1": 0.5, "lambda2": 1.0, "rho": 100.0});
     if let Some((run, out)) = both(&x, &sizes, "fsspca", params, 6, &["w"]) {
-        assert_close("FSSPCA w_i", &client_ws(&run), &out[0]);
+        assert_close(
+            "FSSPCA w_i",
+            &twin::client_parts(&run, "w").unwrap(),
+            &out[0],
+        );
     };
 }
 
@@ -108,7 +92,11 @@ fn faspca_twin_agrees() {
     let (x, sizes) = sparse_data();
     let params = json!({"lambda": 1.0, "rho": 100.0, "tol": 0.0});
     if let Some((run, out)) = both(&x, &sizes, "faspca", params, 6, &["w"]) {
-        assert_close("FASPCA w_i", &client_ws(&run), &out[0]);
+        assert_close(
+            "FASPCA w_i",
+            &twin::client_parts(&run, "w").unwrap(),
+            &out[0],
+        );
     };
 }
 

@@ -2,6 +2,7 @@
 //! settings, and the machine's dgemm peak that GFLOP/s are compared with.
 #![allow(dead_code)]
 
+use crate::twin;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use dpca_bench::data::cache::MatrixCache;
@@ -12,7 +13,7 @@ use dpca_bench::progress::Progress;
 use dpca_bench::seed;
 use dpca_bench::seed::uniform_matrix;
 use dpca_bench::spec::Point;
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::path::Path;
@@ -119,25 +120,45 @@ pub fn numpy(what: &str, args: &[String], env: &[(&str, &str)]) -> Option<serde_
         "\nNumPy {what} (scripts/numpy_rounds.py {}) ...",
         args.join(" ")
     );
-    let out = std::process::Command::new(python)
-        .arg("scripts/numpy_rounds.py")
-        .args(args)
-        .envs(env.iter().copied())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => serde_json::from_slice(&o.stdout).ok(),
-        Ok(o) => {
-            println!(
-                "NumPy {what} failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            None
+    twin::script(&python, args, env)
+        .map_err(|e| println!("NumPy {what} failed: {e:#}"))
+        .ok()
+}
+
+/// The NumPy twin's JSON (see twin.rs) for `config` on `arrays`, or None, said why, as [`numpy`].
+pub fn twin(
+    what: &str,
+    arrays: &[(&str, ArrayView2<f64>)],
+    config: serde_json::Value,
+) -> Option<serde_json::Value> {
+    let folder = twin::Twin::new();
+    let args = folder.and_then(|t| {
+        for (name, a) in arrays {
+            t.put(name, *a)?;
         }
+        Ok((t.args(&config)?, t))
+    });
+    match args {
+        Ok((args, _folder)) => numpy(what, &args, &[]),
         Err(e) => {
-            println!("NumPy {what} not run: {e}");
+            println!("NumPy {what} not run: {e:#}");
             None
         }
     }
+}
+
+/// Mean seconds per round of `samples` consecutive rounds after `warm_up` untimed ones, outside
+/// criterion: for rounds whose work depends on the path, which their NumPy twin times on the
+/// same rounds (criterion picks its own number of calls).
+pub fn fixed_rounds(warm_up: usize, samples: usize, mut step: impl FnMut()) -> f64 {
+    for _ in 0..warm_up {
+        step();
+    }
+    let t = Instant::now();
+    for _ in 0..samples {
+        step();
+    }
+    t.elapsed().as_secs_f64() / samples as f64
 }
 
 /// The all-core dgemm GFLOP/s with AVX-512 kernels: NumPy's OpenBLAS told

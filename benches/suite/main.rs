@@ -5,6 +5,7 @@
 //! data, warm-ups and "once" timings run whatever it says.
 
 mod common;
+mod twin;
 
 mod families;
 mod libsvm;

@@ -19,7 +19,9 @@
 //!   runs the methods' own clients ([`ialm::IalmClient`], [`apgm::ApgmClient`]), whose
 //!   `iterate` takes the SVT as an argument (the methods pass `svt_factors`). The client
 //!   reaches that phase from the method's start, each warm-up iteration printed as it runs
-//!   (IALM: 8 iterations, ~40 s here; APGM: ~36, ~6 min, hence opt-in).
+//!   (IALM: 8 iterations, ~40 s here; APGM: ~36, ~6 min, hence opt-in). Beside the iteration,
+//!   the same iterations in NumPy ([`numpy_iterations`]), whose count of its products' flops
+//!   gives the iteration's GFLOP/s.
 //! - SVD of the planted M itself: `partial_svd(k = r)` against `thin_svd`, and `partial_svd` of
 //!   L₀ alone (a clear gap after σ_r) for contrast; each once.
 //!
@@ -212,6 +214,8 @@ fn planted_m(n: usize, r: usize) -> (Array2<f64>, Array2<f64>) {
 
 /// What one method's benches measured.
 struct RobustTimes {
+    /// Iterations run before the bench's (its NumPy twin runs as many, and criterion's warm-up).
+    warm_ups: usize,
     iteration: Option<f64>,
     svt_in_iteration: Option<f64>,
     rank: usize,
@@ -236,7 +240,9 @@ fn robust_method(
     let (secs, mut it) = once(|| make(m, SEED));
     println!("{name}: start (‖M‖₂ by block Krylov) {secs:.2} s");
     let mut last = usize::MAX;
+    let mut warm_ups = 0;
     for k in 1..=200 {
+        warm_ups = k;
         let [outside, svt] = iterate(it.as_mut(), Svt::Partial);
         let rank = it.rank();
         println!(
@@ -302,6 +308,7 @@ fn robust_method(
         fmt_opt(svt_partial, |s| format!("{s:.2}"))
     );
     RobustTimes {
+        warm_ups,
         iteration,
         svt_in_iteration,
         rank,
@@ -312,6 +319,18 @@ fn robust_method(
         rank_full,
         sv_diff,
     }
+}
+
+/// The same iterations in NumPy: the method's twin (scripts/numpy_rounds.py twin: the same
+/// arithmetic, its SVT a port of `svt_factors`) on the same M from the method's start,
+/// `warm_ups` untimed iterations (ours before the bench and criterion's warm-up), then SAMPLES
+/// timed; the JSON also holds the flops of its matrix products per iteration, the count the
+/// summary's GFLOP/s use for ours (same rule and tolerance; its Krylov start differs, so a
+/// restart more or less is possible: the ranks printed show the phase).
+fn numpy_iterations(name: &str, m: ArrayView2<f64>, warm_ups: usize) -> Option<serde_json::Value> {
+    let config = serde_json::json!({"method": name, "params": {}, "warm_up": warm_ups,
+                                    "samples": SAMPLES});
+    common::twin(&format!("{name} iterations"), &[("x", m)], config)
 }
 
 /// Flops of dgesdd on an m×n matrix (m ≥ n, not much larger) with thin U and Vᵀ, counting its
@@ -393,15 +412,25 @@ pub fn benches(c: &mut Criterion) {
     for (name, make) in methods {
         let t = robust_method(c, name, make, m);
         let ratio = fmt_opt(t.svt_partial, |s| format!("{:.1}x", t.svt_full / s));
+        let twin = numpy_iterations(name, m, t.warm_ups + 1);
+        let twin_secs = twin.as_ref().and_then(|v| v["secs"].as_f64());
+        let numpy = twin_secs.map(|np| {
+            let ratio = fmt_opt(t.iteration, |s| format!("{:.2}x", np / s));
+            let ranks = twin
+                .as_ref()
+                .map_or("-".into(), |v| v["counts"].to_string());
+            format!("; NumPy {np:.3} s, NumPy/ours {ratio} (its ranks {ranks})")
+        });
         rows.extend([
             Row {
                 name: format!("{name} iteration, partial SVT, rank {}", t.rank),
-                flops: None,
+                flops: twin.as_ref().and_then(|v| v["flops"].as_f64()),
                 secs: t.iteration,
                 peak: Peak::OneCore,
                 note: format!(
-                    "SVT {} s of it",
-                    t.svt_in_iteration.map_or("-".into(), |s| format!("{s:.2}"))
+                    "SVT {} s of it{}",
+                    t.svt_in_iteration.map_or("-".into(), |s| format!("{s:.2}")),
+                    numpy.unwrap_or_default()
                 ),
             },
             Row {

@@ -14,6 +14,8 @@ mod loader_fuzz;
 mod loaders;
 mod manifest;
 mod manifest_fuzz;
+/// The NumPy twins of the bench rounds against the Rust rounds.
+mod numpy_twin;
 mod partition;
 mod plot;
 mod results_fuzz;

@@ -96,7 +96,7 @@ endif
 build: deps mkl-fresh ## cargo build --release (binary: make print-dpca)
 	$(CARGO_RUN) build --release $(FEATURES) $(ARGS)
 
-test: deps mkl-fresh ## cargo test --release (all tests, the MPI backend's included), then test-cores
+test: deps mkl-fresh numpy-venv ## cargo test --release (all tests, the MPI backend's included, the NumPy twins of the benched rounds), then test-cores
 	$(CARGO_RUN) test --release $(FEATURES) $(ARGS)
 	@$(if $(ARGS),,$(MAKE) test-cores)
 

@@ -39,7 +39,7 @@ use dpca_bench::fed::Message;
 use dpca_bench::linalg::force_single_threaded_blas;
 use dpca_bench::linalg::svd::{partial_svd, svt_factors, thin_svd, Svd};
 use dpca_bench::methods::registry::Running;
-use dpca_bench::methods::{apgm, ialm};
+use dpca_bench::methods::robust::{apgm, ialm};
 use dpca_bench::problem::robust::planted;
 use dpca_bench::seed;
 use dpca_bench::spec::Magnitude;

@@ -349,17 +349,8 @@ impl DataSpec {
             Generator::File => Gen::File(keys(table, generator, loc, at)?),
         };
         let spec = DataSpec { n, m, gen };
-        spec.check().map_err(|(key, msg)| {
-            loc.blame(
-                &key.iter()
-                    .map(|k| format!("data.{k}"))
-                    .collect::<Vec<_>>()
-                    .iter()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>(),
-                format!("{msg}{at}"),
-            )
-        })?;
+        spec.check()
+            .map_err(|(keys, msg)| loc.blame(&keys, format!("{msg}{at}")))?;
         Ok(spec)
     }
 
@@ -371,16 +362,20 @@ impl DataSpec {
         match &self.gen {
             Gen::Svd(s) => {
                 if n > m {
-                    return fail(&["n", "m"], format!(
+                    return fail(&["data.n", "data.m"], format!(
                         "data.n = {n} exceeds data.m = {m}: the svd generator needs m >= n (V is m×n with orthonormal columns)"
                     ));
                 }
+                // (the key it needs, what it needs, the other spectrum's key)
                 let (needed, needs, unused) = match s.spectrum {
-                    Spectrum::Geometric => ("xi", "xi > 1 (Σ_ii = xi^(1-i))", "kappa"),
-                    Spectrum::Arithmetic => {
-                        ("kappa", "kappa >= 1 (condition number σ_1/σ_n)", "xi")
-                    }
+                    Spectrum::Geometric => ("data.xi", "xi > 1 (Σ_ii = xi^(1-i))", "data.kappa"),
+                    Spectrum::Arithmetic => (
+                        "data.kappa",
+                        "kappa >= 1 (condition number σ_1/σ_n)",
+                        "data.xi",
+                    ),
                 };
+                let name = |key: &'static str| key.trim_start_matches("data.");
                 let (value, ok) = match s.spectrum {
                     Spectrum::Geometric => (s.xi, s.xi.is_some_and(|x| x.is_finite() && x > 1.0)),
                     Spectrum::Arithmetic => {
@@ -399,7 +394,8 @@ impl DataSpec {
                         return fail(
                             &[needed],
                             format!(
-                                "{needed} = {v}: spectrum = \"{spectrum}\" needs a finite {needs}"
+                                "{} = {v}: spectrum = \"{spectrum}\" needs a finite {needs}",
+                                name(needed)
                             ),
                         )
                     }
@@ -415,7 +411,8 @@ impl DataSpec {
                         Spectrum::Arithmetic => Spectrum::Geometric,
                     };
                     return fail(&[unused], format!(
-                        "{unused} is only used by spectrum = \"{owner}\": remove it, or it would label runs it does not affect"
+                        "{} is only used by spectrum = \"{owner}\": remove it, or it would label runs it does not affect",
+                        name(unused)
                     ));
                 }
             }
@@ -423,7 +420,7 @@ impl DataSpec {
             Gen::Robust(r) => {
                 if r.rank == 0 || r.rank > n.min(m) {
                     return fail(
-                        &["rank", "n", "m"],
+                        &["data.rank", "data.n", "data.m"],
                         format!(
                             "rank = {}: must lie in 1..=min(n, m) = {}",
                             r.rank,
@@ -433,24 +430,23 @@ impl DataSpec {
                 }
                 if !(0.0..1.0).contains(&r.sparsity) {
                     return fail(
-                        &["sparsity"],
+                        &["data.sparsity"],
                         format!("sparsity = {}: must lie in [0, 1)", r.sparsity),
                     );
                 }
             }
             Gen::Spiked(s) => {
                 if s.spikes.is_empty() {
-                    return fail(&["spikes"], "missing: generator = \"spiked\" needs spikes = [eigenvalues > 1 of the planted loadings], e.g. [400.0, 300.0]".into());
+                    return fail(&["data.spikes"], "missing: generator = \"spiked\" needs spikes = [eigenvalues > 1 of the planted loadings], e.g. [400.0, 300.0]".into());
                 }
                 if let Some(v) = s.spikes.iter().find(|v| !(v.is_finite() && **v > 1.0)) {
-                    return fail(
-                        &["spikes"],
+                    return fail(&["data.spikes"],
                         format!("spike {v}: every spike must be a finite eigenvalue > 1 (the others are 1)"),
                     );
                 }
                 if s.support == 0 || s.support.saturating_mul(s.spikes.len()) > n {
                     return fail(
-                        &["support", "spikes", "n"],
+                        &["data.support", "data.spikes", "data.n"],
                         format!(
                             "support = {} with {} spikes needs 1 <= support·spikes <= n = {n}",
                             s.support,
@@ -462,21 +458,23 @@ impl DataSpec {
             Gen::Eigengap(e) => {
                 if !(e.delta > 0.0 && e.delta < 1.0) {
                     return fail(
-                        &["delta"],
+                        &["data.delta"],
                         format!("delta = {}: must lie in (0, 1)", e.delta),
                     );
                 }
                 if let Some(decay) = e.decay {
                     if !(decay > 0.0 && decay < 1.0) {
-                        return fail(&["decay"], format!("decay = {decay}: must lie in (0, 1)"));
+                        return fail(
+                            &["data.decay"],
+                            format!("decay = {decay}: must lie in (0, 1)"),
+                        );
                     }
                 }
             }
         }
         if let Some(real) = self.real() {
             if real.noise.is_some() && real.noise_features.is_none() {
-                return fail(
-                    &["noise_features"],
+                return fail(&["data.noise_features"],
                     "missing: data.noise says how noise features are drawn, noise_features how many".into(),
                 );
             }

@@ -15,6 +15,16 @@ pub(super) fn ratio(ours: f64, paper: Option<f64>) -> String {
     }
 }
 
+/// `cell` as a lower bound ("≥ 3000") when `bound`: the rounds of a run that did not converge,
+/// and any ratio computed from them.
+pub(super) fn at_least(cell: String, bound: bool) -> String {
+    if bound && cell != "—" {
+        format!("≥ {cell}")
+    } else {
+        cell
+    }
+}
+
 /// " paper | ours | ratio |" cells of a table row.
 pub(super) fn beside(ours: f64, theirs: Option<f64>) -> String {
     format!(

@@ -67,6 +67,20 @@ fn value(r: &RunRecord, q: Quantity) -> Option<(f64, bool)> {
     }
 }
 
+/// The mean of a quantity over runs, and how many of them gave only a lower bound.
+#[derive(Clone, Copy)]
+struct Mean {
+    value: f64,
+    bounds: usize,
+    runs: usize,
+}
+
+impl Mean {
+    fn bound(&self) -> bool {
+        self.bounds > 0
+    }
+}
+
 /// Mean value of `who` (as `Experiment::names_run` reads it) at `point` over its runs (None
 /// without runs).
 fn mean(
@@ -75,7 +89,7 @@ fn mean(
     point: &str,
     who: &str,
     q: Quantity,
-) -> Option<(f64, bool)> {
+) -> Option<Mean> {
     let vals: Vec<(f64, bool)> = records
         .iter()
         .filter(|r| {
@@ -86,22 +100,34 @@ fn mean(
     if vals.is_empty() {
         return None;
     }
-    let m = vals.iter().map(|v| v.0).sum::<f64>() / vals.len() as f64;
-    Some((m, vals.iter().any(|v| v.1)))
+    Some(Mean {
+        value: vals.iter().map(|v| v.0).sum::<f64>() / vals.len() as f64,
+        bounds: vals.iter().filter(|v| v.1).count(),
+        runs: vals.len(),
+    })
 }
 
-fn show(v: (f64, bool), q: Quantity) -> String {
+/// "≥ 258 (3 of 5 reached)": a mean over repeats says how many gave the exact count.
+fn show(m: Mean, q: Quantity) -> String {
     let num = if q.counts_rounds() {
-        format!("{:.0}", v.0)
+        format!("{:.0}", m.value)
     } else if q.name == "time_s" {
-        format!("{:.2} s", v.0)
+        format!("{:.2} s", m.value)
     } else {
-        format!("{:.3e}", v.0)
+        format!("{:.3e}", m.value)
     };
-    if v.1 {
-        format!("≥ {num}")
-    } else {
-        num
+    match (m.bound(), m.runs) {
+        (false, _) => num,
+        (true, 1) => format!("≥ {num}"),
+        (true, n) => format!(
+            "≥ {num} ({} of {n} {})",
+            n - m.bounds,
+            if q.reach.is_some() {
+                "reached"
+            } else {
+                "converged"
+            }
+        ),
     }
 }
 
@@ -133,7 +159,7 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
             for o in &claim.less_than {
                 match mean(exp, records, &p.label, o, q) {
                     Some(v) => {
-                        ok &= mine.0 < factor * v.0;
+                        ok &= mine.value < factor * v.value;
                         others.push(format!("{o} {}", show(v, q)));
                     }
                     None => others.push(format!("{o}: no runs")),
@@ -142,10 +168,10 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
             line += &format!(" vs {}", others.join(", "));
         }
         if let Some(v) = claim.at_most {
-            ok &= mine.0 <= v;
+            ok &= mine.value <= v;
         }
         if let Some(v) = claim.at_least {
-            ok &= mine.0 >= v;
+            ok &= mine.value >= v;
         }
         if let Some(other) = &claim.before {
             let oq = Quantity {
@@ -155,7 +181,7 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
             match mean(exp, records, &p.label, &claim.method, oq) {
                 // A target neither run reached proves nothing either way.
                 Some(v) => {
-                    ok &= !mine.1 && mine.0 < v.0;
+                    ok &= !mine.bound() && mine.value < v.value;
                     line += &format!(" vs {} {}", oq.text(), show(v, oq));
                 }
                 None => line += &format!(" ({other} not in the trace)"),

@@ -83,12 +83,14 @@ impl Comparison {
         self.matches() && self.cells_differing == 0
     }
 
-    /// Whether a run stopped elsewhere: its rounds, stop reason or convergence, or its number of
+    /// Whether a run stopped elsewhere: its rounds, stop reason, convergence or status, or its number of
     /// rows, differ.
     pub fn rounds_differ(&self) -> bool {
         self.differences.iter().any(|d| {
-            matches!(d.column.as_str(), "rounds" | "stop_reason" | "converged")
-                || d.column.starts_with("rows")
+            matches!(
+                d.column.as_str(),
+                "rounds" | "stop_reason" | "converged" | "status"
+            ) || d.column.starts_with("rows")
                 || d.row == "(file)"
         })
     }

@@ -1,12 +1,12 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
-use super::cells::{beside, by_method, mean, ratio, sci};
+use super::cells::{at_least, beside, by_method, mean, ratio, sci};
 use super::provenance::{computed_with, run_json};
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::methods::registry;
 use crate::plot::ticks::trim_zeros;
 use crate::problem::MetricDef;
-use crate::run::{describe, Outcome, RunRecord};
+use crate::run::{describe, Outcome, RunRecord, Status};
 use crate::spec::{Experiment, Gen, Point};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -167,6 +167,8 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     } else {
         paper_table(&mut s, exp, out);
     }
+    status_legend(&mut s, exp);
+    stalled(&mut s, exp, out);
     centralised_note(&mut s, exp);
     failures(&mut s, out);
     chosen(&mut s, out);
@@ -277,7 +279,7 @@ fn paper_table(s: &mut String, exp: &Experiment, out: &Outcome) {
         let _ = writeln!(
             s,
             "\nEach row is the mean over the {} repeats (data sets and seeds) of one \
-             configuration; rounds show the range in brackets, stop the count of each reason. \
+             configuration; rounds show the range in brackets, stop the count of each status. \
              Every repeat is a row of `summary.csv`.",
             exp.repeats
         );
@@ -383,7 +385,7 @@ fn results_table(s: &mut String, exp: &Experiment, out: &Outcome) {
             line += &format!(" {} |", sci(Some(mean_metric(&g, m.name))));
         }
         let time = mean(g.iter().map(|r| r.last().time_s));
-        let _ = writeln!(s, "{line} {time:.2} | {} |", stop_reasons(&g));
+        let _ = writeln!(s, "{line} {time:.2} | {} |", stops(exp, &g));
     }
     for m in &out.planned {
         let _ = writeln!(s, "|  | {} | **not implemented yet** |", m.label);
@@ -399,8 +401,11 @@ fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) 
         r.key.point,
         describe(&r.key),
         paper_rounds.map_or("—".into(), |v| v.to_string()),
-        r.rounds,
-        ratio(r.rounds as f64, paper_rounds.map(|v| v as f64)),
+        rounds_cell(&[r]),
+        at_least(
+            ratio(r.rounds as f64, paper_rounds.map(|v| v as f64)),
+            !r.converged
+        ),
     );
     for m in metrics {
         line += &beside(
@@ -413,7 +418,7 @@ fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) 
         p.and_then(|p| p.time_s)
             .map_or("—".into(), |t| format!("{t:.2}")),
         l.time_s,
-        r.stop_reason,
+        stops(exp, &[r]),
     );
     let _ = writeln!(s, "{line}");
 }
@@ -448,7 +453,10 @@ fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&R
         runs.len(),
         paper_rounds.map_or("—".into(), |v| v.to_string()),
         rounds_cell(runs),
-        ratio(rounds, paper_rounds.map(|v| v as f64)),
+        at_least(
+            ratio(rounds, paper_rounds.map(|v| v as f64)),
+            runs.iter().any(|r| !r.converged)
+        ),
     );
     for m in metrics {
         line += &beside(mean_metric(runs, m.name), p.and_then(|p| p.metric(m.name)));
@@ -458,22 +466,33 @@ fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&R
         p.and_then(|p| p.time_s)
             .map_or("—".into(), |t| format!("{t:.2}")),
         mean(runs.iter().map(|r| r.last().time_s)),
-        stop_reasons(runs),
+        stops(exp, runs),
     );
     let _ = writeln!(s, "{line}");
 }
 
-/// A run's rounds, or for repeats their mean with the range: "258.8 (159–372)".
+/// A run's rounds, or for repeats their mean with the range: "258.8 (159–372)"; a lower bound
+/// ("≥ 3000") when a run did not converge, repeats saying how many did.
 fn rounds_cell(runs: &[&RunRecord]) -> String {
+    let converged = runs.iter().filter(|r| r.converged).count();
+    let bound = converged < runs.len();
     if let [r] = runs {
-        return r.rounds.to_string();
+        return at_least(r.rounds.to_string(), bound);
     }
     let lo = runs.iter().map(|r| r.rounds).min().unwrap_or(0);
     let hi = runs.iter().map(|r| r.rounds).max().unwrap_or(0);
-    format!(
-        "{:.1} ({lo}–{hi})",
-        mean(runs.iter().map(|r| r.rounds as f64))
-    )
+    let cell = at_least(
+        format!(
+            "{:.1} ({lo}–{hi})",
+            mean(runs.iter().map(|r| r.rounds as f64))
+        ),
+        bound,
+    );
+    if bound {
+        format!("{cell}, {converged} of {} converged", runs.len())
+    } else {
+        cell
+    }
 }
 
 /// Mean over runs of a metric's final value (NaN where a run lacks it).
@@ -484,23 +503,73 @@ fn mean_metric(runs: &[&RunRecord], name: &str) -> f64 {
     )
 }
 
-/// A run's stop reason, or for repeats each reason counted: "3× max_rounds, 2× kkt_target".
-fn stop_reasons(runs: &[&RunRecord]) -> String {
-    if let [r] = runs {
-        return r.stop_reason.clone();
-    }
-    let mut reasons: Vec<(&str, usize)> = Vec::new();
+/// A run's status and stop reason ("stalled (objective_change)"), or for repeats each counted:
+/// "3× capped (max_rounds), 2× converged (kkt_target)".
+fn stops(exp: &Experiment, runs: &[&RunRecord]) -> String {
+    let mut stops: Vec<(String, usize)> = Vec::new();
     for r in runs {
-        match reasons.iter_mut().find(|(k, _)| *k == r.stop_reason) {
+        let k = format!(
+            "{} ({})",
+            r.status(&exp.stop, exp.kind).as_str(),
+            r.stop_reason
+        );
+        match stops.iter_mut().find(|(s, _)| *s == k) {
             Some((_, n)) => *n += 1,
-            None => reasons.push((&r.stop_reason, 1)),
+            None => stops.push((k, 1)),
         }
     }
-    reasons
+    match stops.as_slice() {
+        [(k, 1)] => k.clone(),
+        _ => stops
+            .iter()
+            .map(|(k, n)| format!("{n}× {k}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// What the statuses mean under this experiment's stop rule (after the main table).
+fn status_legend(s: &mut String, exp: &Experiment) {
+    let st = &exp.stop;
+    let rule27 = match (&st.objective_tol, &st.target) {
+        (Some(_), None) => {
+            " Here no target is set, so \"converged (objective_change)\" means stopped by rule \
+             (27) alone, |f_k − f_(k−1)| ≤ τ·f_k, as the paper stops: no accuracy was checked."
+        }
+        _ => "",
+    };
+    let _ = writeln!(
+        s,
+        "\nStop: *converged* = the stop rule's target or the method's own criterion was met (a \
+         one-shot method: its answer computed); *stalled* = the relative objective change (eq. 27) \
+         stopped it with its target metric short of the target; *capped* = it reached max \
+         rounds, the time budget or the method's own iteration cap first; *diverged*, *failed*: \
+         a value not finite, an error.{rule27} Rounds of a run that did not converge, and ratios \
+         computed from them, are lower bounds (≥)."
+    );
+}
+
+/// Runs that stalled: rule (27) stopped them short of the target.
+fn stalled(s: &mut String, exp: &Experiment, out: &Outcome) {
+    let Some(t) = &exp.stop.target else { return };
+    let runs: Vec<&RunRecord> = out
+        .records
         .iter()
-        .map(|(k, n)| format!("{n}× {k}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .filter(|r| r.status(&exp.stop, exp.kind) == Status::Stalled)
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    listed(
+        s,
+        &format!(
+            "stalled**: the relative objective change stopped them with {} short of its \
+             target {:e}.",
+            t.metric, t.value
+        ),
+        &runs,
+        |r| format!("{} = {}", t.metric, sci(r.last().metric(&t.metric))),
+    );
 }
 
 /// Runs that stopped on an error or panic of their method, with its message.
@@ -509,13 +578,19 @@ fn failures(s: &mut String, out: &Outcome) {
     if failed.is_empty() {
         return;
     }
-    let _ = writeln!(
+    listed(
         s,
-        "\n**{} run(s) failed**: the method stopped with an error; its rounds and metrics above \
-         are those before the failure.\n",
-        failed.len()
+        "failed**: the method stopped with an error; its rounds and metrics above are those \
+         before the failure.",
+        &failed,
+        |r| r.error.clone().unwrap_or_default(),
     );
-    for r in failed {
+}
+
+/// "**N run(s) <what>" then a line per run: where, which, after how many rounds, `detail`.
+fn listed(s: &mut String, what: &str, runs: &[&RunRecord], detail: impl Fn(&RunRecord) -> String) {
+    let _ = writeln!(s, "\n**{} run(s) {what}\n", runs.len());
+    for r in runs {
         let _ = writeln!(
             s,
             "- {} {} (seed {}), after {} rounds: {}",
@@ -523,7 +598,7 @@ fn failures(s: &mut String, out: &Outcome) {
             describe(&r.key),
             r.key.seed,
             r.rounds,
-            r.error.as_deref().unwrap_or_default()
+            detail(r)
         );
     }
 }
@@ -648,8 +723,11 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome, plain: bool) {
             &runs[0].key.params,
         );
         let mut line = format!(
-            "| {name} | {:.1} | {:.2} |",
-            mean(runs.iter().map(|r| r.rounds as f64)),
+            "| {name} | {} | {:.2} |",
+            at_least(
+                format!("{:.1}", mean(runs.iter().map(|r| r.rounds as f64))),
+                runs.iter().any(|r| !r.converged)
+            ),
             mean(runs.iter().map(|r| r.last().time_s)),
         );
         for m in &metrics {

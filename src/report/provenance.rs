@@ -165,6 +165,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
                 "run_id": r.key.run_id(), "params_resolved": r.resolved, "peak_rss_mib": r.peak_rss_mib,
                 "point": r.key.point, "method": r.key.method, "label": r.key.label, "params": r.key.params,
                 "seed": r.key.seed, "rounds": r.rounds, "converged": r.converged, "stop_reason": r.stop_reason,
+                "status": r.status(&exp.stop, exp.kind).as_str(),
                 "time_s": r.last().time_s, "threads": r.threads,
                 "bytes_up_per_client": r.bytes_up_per_client,
             });

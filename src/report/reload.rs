@@ -4,7 +4,7 @@
 //! Stored runs (`runs/`) are not committed.
 
 use crate::fed::vectors;
-use crate::run::{Outcome, RunKey, RunRecord, TraceRow};
+use crate::run::{Outcome, RunKey, RunRecord, Status, StopReason, TraceRow};
 use crate::spec::{Experiment, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, HashMap};
@@ -223,8 +223,10 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
         records.push(RunRecord {
             key,
             rounds,
-            converged: field(s, "converged", &summary_path, line)?,
-            stop_reason: field(s, "stop_reason", &summary_path, line)?,
+            // Judged again from the stop reason (see `Status::of`), not read: folders written
+            // before the status column called every stop by rule (27) converged.
+            converged: false,
+            stop_reason: field::<StopReason>(s, "stop_reason", &summary_path, line)?.as_str(),
             trace: rows,
             bytes_up_per_client: serde_json::from_value(of("bytes_up_per_client"))
                 .unwrap_or_default(),
@@ -240,6 +242,9 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
             chosen: serde_json::from_value(of("chosen")).unwrap_or_default(),
             error: of("error").as_str().map(str::to_string),
         });
+    }
+    for r in &mut records {
+        r.converged = r.status(&exp.stop, exp.kind) == Status::Converged;
     }
     let at = |k: &str| run_json[k].as_u64().unwrap_or(0);
     Ok(Outcome {

@@ -248,6 +248,10 @@ pub fn summary_table(exp: &Experiment, records: &[RunRecord]) -> Result<Table> {
         ));
     }
     cols.push(str_col("stop_reason", strs(&|r| r.stop_reason.clone())));
+    cols.push(str_col(
+        "status",
+        strs(&|r| r.status(&exp.stop, exp.kind).as_str().into()),
+    ));
     cols.push(str_col("point", strs(&|r| r.key.point.clone())));
     cols.push(str_col("run_id", strs(&|r| r.key.run_id())));
     Table::new(cols)

@@ -9,7 +9,7 @@ mod stop;
 
 pub use observe::Observe;
 pub use record::{RunKey, RunRecord, RunStore, TraceRow};
-pub use stop::{StopReason, StopRule};
+pub use stop::{Status, StopReason, StopRule};
 
 use crate::data::cache::MatrixCache;
 use crate::data::prepare::KeyMismatch;
@@ -339,6 +339,9 @@ pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> 
                         rec
                     }
                 };
+                // A run stored by an earlier build may have judged its convergence otherwise.
+                let mut rec = rec;
+                rec.converged = rec.status(&exp.stop, exp.kind) == Status::Converged;
                 records.push(rec);
                 if selected {
                     runs_bar.inc(1);
@@ -526,11 +529,13 @@ pub fn run_one(
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let counters = net.counters();
+    let last = trace.last().expect("a run has at least its round-0 row");
+    let status = Status::of(&reason, &exp.stop, exp.kind, last);
     Ok(RunRecord {
         spectra,
         key,
         rounds: counters.rounds,
-        converged: reason.converged(),
+        converged: status == Status::Converged,
         stop_reason: reason.as_str(),
         trace,
         bytes_up_per_client: counters.bytes_up_per_client.clone(),
@@ -603,16 +608,7 @@ fn unstarted(
         rounds: 0,
         converged: false,
         stop_reason: StopReason::Failed.as_str(),
-        trace: vec![TraceRow {
-            round: 0,
-            inner_iters: 0.0,
-            time_s: 0.0,
-            bytes_up: 0,
-            bytes_down: 0,
-            vectors: 0.0,
-            metrics,
-            leak_err: None,
-        }],
+        trace: vec![TraceRow::at_start(metrics)],
         bytes_up_per_client: Vec::new(),
         resolved: m.resolved.clone(),
         spectra: BTreeMap::new(),

@@ -2,7 +2,8 @@
 //! experiment resumes where it stopped. serde_json's `float_roundtrip` feature is what makes a
 //! loaded run print the same CSV as a fresh one (its default parser can be 1 ulp off).
 
-use crate::spec::LEAK_ERR;
+use super::stop::{Status, StopReason};
+use crate::spec::{Kind, StopSpec, LEAK_ERR};
 use crate::util::atomic_write;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,20 @@ pub struct TraceRow {
 }
 
 impl TraceRow {
+    /// Round 0 before anything ran: nothing sent, nothing timed, these metrics.
+    pub fn at_start(metrics: BTreeMap<String, f64>) -> Self {
+        Self {
+            round: 0,
+            inner_iters: 0.0,
+            time_s: 0.0,
+            bytes_up: 0,
+            bytes_down: 0,
+            vectors: 0.0,
+            metrics,
+            leak_err: None,
+        }
+    }
+
     /// A metric of the family, or the attack's `leak_err`.
     pub fn metric(&self, name: &str) -> Option<f64> {
         if name == LEAK_ERR {
@@ -202,6 +217,14 @@ impl RunRecord {
             .map(|t| t.round)
     }
 
+    /// What its end means under `stop` (see [`Status::of`]); a stop reason this build does not
+    /// know (only a hand-made record: reloading refuses one) claims nothing: failed.
+    pub fn status(&self, stop: &StopSpec, kind: Kind) -> Status {
+        self.stop_reason
+            .parse::<StopReason>()
+            .map_or(Status::Failed, |r| Status::of(&r, stop, kind, self.last()))
+    }
+
     pub fn last(&self) -> &TraceRow {
         self.trace
             .last()
@@ -298,16 +321,7 @@ mod tests {
             rounds: 1,
             converged: false,
             stop_reason: "max_rounds".into(),
-            trace: vec![TraceRow {
-                round: 0,
-                inner_iters: 0.0,
-                time_s: 0.0,
-                bytes_up: 0,
-                bytes_down: 0,
-                vectors: 0.0,
-                metrics,
-                leak_err: None,
-            }],
+            trace: vec![TraceRow::at_start(metrics)],
             bytes_up_per_client: vec![0],
             resolved: serde_json::Value::Null,
             spectra: BTreeMap::from([("s".to_string(), vec![1.0, f64::NAN])]),

@@ -2,7 +2,9 @@
 
 use crate::methods::StepInfo;
 use crate::spec::Kind;
-use crate::spec::StopSpec;
+use crate::spec::{StopSpec, Target};
+
+use super::TraceRow;
 
 /// Why a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,12 +39,87 @@ impl StopReason {
             Self::Failed => "failed".into(),
         }
     }
-    /// Did the run meet its accuracy criterion (rather than run out of rounds or time)?
-    pub fn converged(&self) -> bool {
-        matches!(
-            self,
-            Self::ObjectiveChange | Self::Target(_) | Self::OwnCriterion
-        )
+}
+
+/// The reason [`StopReason::as_str`] wrote (a results folder's `stop_reason`).
+impl std::str::FromStr for StopReason {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        Ok(match s {
+            "objective_change" => Self::ObjectiveChange,
+            "own_criterion" => Self::OwnCriterion,
+            "done" => Self::Done,
+            "max_rounds" => Self::MaxRounds,
+            "time_budget" => Self::TimeBudget,
+            "diverged" => Self::Diverged,
+            "failed" => Self::Failed,
+            _ => match s.strip_suffix("_target") {
+                Some(m) if !m.is_empty() => Self::Target(m.to_string()),
+                _ => return Err(()),
+            },
+        })
+    }
+}
+
+/// What a run's end means for its result, derived by [`Status::of`] from its stop reason, the
+/// manifest's `[stop]` and its final metrics, so `dpca render` computes it from committed CSVs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The stop rule's target or the method's own criterion was met, a one-shot method computed
+    /// its answer, or — with no target in `[stop]` — the relative objective change (FAPS (27))
+    /// fired: converged by that rule, no accuracy checked.
+    Converged,
+    /// The relative objective change fired with the target metric short of `[stop] target`.
+    Stalled,
+    /// Max rounds, the time budget, or the method's own iteration cap before its criterion held.
+    Capped,
+    Diverged,
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Converged => "converged",
+            Self::Stalled => "stalled",
+            Self::Capped => "capped",
+            Self::Diverged => "diverged",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// The status of a run that stopped for `reason` under `stop`, its last trace row `last`.
+    pub fn of(reason: &StopReason, stop: &StopSpec, kind: Kind, last: &TraceRow) -> Self {
+        match reason {
+            StopReason::ObjectiveChange => match &stop.target {
+                Some(t) if !reached(t, kind, last) => Self::Stalled,
+                _ => Self::Converged,
+            },
+            // Under `own_criterion`, a method that is done without its criterion holding (checked
+            // first) ran out of its own iterations (DCF-PCA's epochs); without it, `done` is a
+            // one-shot method's answer or a schedule the manifest chose to run in full.
+            StopReason::Done if stop.own_criterion => Self::Capped,
+            StopReason::Done | StopReason::OwnCriterion | StopReason::Target(_) => Self::Converged,
+            StopReason::MaxRounds | StopReason::TimeBudget => Self::Capped,
+            StopReason::Diverged => Self::Diverged,
+            StopReason::Failed => Self::Failed,
+        }
+    }
+}
+
+/// Whether `last` meets the target; a missing or NaN metric never does.
+fn reached(t: &Target, kind: Kind, last: &TraceRow) -> bool {
+    let lower = crate::problem::metric(kind, &t.metric).is_none_or(|m| m.lower_is_better);
+    last.metric(&t.metric)
+        .is_some_and(|v| meets(v, t.value, lower))
+}
+
+/// `v` at or beyond `target`: at or below it if lower is better.
+fn meets(v: f64, target: f64, lower_is_better: bool) -> bool {
+    if lower_is_better {
+        v <= target
+    } else {
+        v >= target
     }
 }
 
@@ -115,7 +192,7 @@ impl<'a> StopRule<'a> {
             }
         }
         if let (Some(t), Some((i, lower))) = (&self.spec.target, self.target) {
-            if (lower && metrics[i] <= t.value) || (!lower && metrics[i] >= t.value) {
+            if meets(metrics[i], t.value, lower) {
                 return Some(StopReason::Target(t.metric.clone()));
             }
         }
@@ -132,5 +209,137 @@ impl<'a> StopRule<'a> {
             return Some(StopReason::TimeBudget);
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop(target: Option<(&str, f64)>, own_criterion: bool) -> StopSpec {
+        StopSpec {
+            max_rounds: 10,
+            objective_tol: Some(1e-3),
+            target: target.map(|(metric, value)| Target {
+                metric: metric.into(),
+                value,
+            }),
+            own_criterion,
+            time_budget_s: None,
+        }
+    }
+
+    fn row(metrics: &[(&str, f64)]) -> TraceRow {
+        TraceRow::at_start(metrics.iter().map(|&(k, v)| (k.to_string(), v)).collect())
+    }
+
+    /// Drive the rule with a flat objective and a constant KKT until it fires: the reason, and
+    /// the status it gives.
+    fn run(spec: &StopSpec, kkt: f64, objective: Option<f64>) -> (StopReason, Status) {
+        let mut rule = StopRule::new(spec, Kind::Subspace);
+        let names: Vec<&str> = crate::problem::family(Kind::Subspace)
+            .metrics()
+            .iter()
+            .map(|m| m.name)
+            .collect();
+        let metrics: Vec<f64> = names
+            .iter()
+            .map(|&n| if n == "kkt" { kkt } else { 1.0 })
+            .collect();
+        let info = StepInfo {
+            objective,
+            ..StepInfo::default()
+        };
+        let last = row(&names
+            .iter()
+            .copied()
+            .zip(metrics.iter().copied())
+            .collect::<Vec<_>>());
+        for round in 1.. {
+            if let Some(r) = rule.check(round, &info, &metrics, 0.0) {
+                let s = Status::of(&r, spec, Kind::Subspace, &last);
+                return (r, s);
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn a_flat_objective_with_kkt_above_its_target_stalls() {
+        let spec = stop(Some(("kkt", 1e-5)), false);
+        assert_eq!(
+            run(&spec, 4.7e-5, Some(2.0)),
+            (StopReason::ObjectiveChange, Status::Stalled)
+        );
+        // Rule (27) firing as the target is met (it is checked first) has converged.
+        let met = row(&[("kkt", 1e-6)]);
+        assert_eq!(
+            Status::of(&StopReason::ObjectiveChange, &spec, Kind::Subspace, &met),
+            Status::Converged
+        );
+        // Without a target, rule (27) is the paper's own: converged by it.
+        assert_eq!(
+            run(&stop(None, false), 4.7e-5, Some(2.0)).1,
+            Status::Converged
+        );
+        // A NaN target metric never meets it.
+        let r = row(&[("kkt", f64::NAN)]);
+        assert_eq!(
+            Status::of(&StopReason::ObjectiveChange, &spec, Kind::Subspace, &r),
+            Status::Stalled
+        );
+    }
+
+    #[test]
+    fn a_run_at_the_cap_is_capped() {
+        // No objective: rule (27) cannot fire, the KKT never reaches its target.
+        let spec = stop(Some(("kkt", 1e-5)), false);
+        assert_eq!(
+            run(&spec, 1e-3, None),
+            (StopReason::MaxRounds, Status::Capped)
+        );
+        let last = row(&[("kkt", 1e-3)]);
+        let of = |r: StopReason, own| Status::of(&r, &stop(None, own), Kind::Subspace, &last);
+        assert_eq!(of(StopReason::TimeBudget, false), Status::Capped);
+        // A method done before its criterion held ran out of its own iterations...
+        assert_eq!(of(StopReason::Done, true), Status::Capped);
+        // ... while without the criterion asked for, done is a one-shot method's answer.
+        assert_eq!(of(StopReason::Done, false), Status::Converged);
+        assert_eq!(of(StopReason::OwnCriterion, true), Status::Converged);
+        assert_eq!(of(StopReason::Diverged, false), Status::Diverged);
+        assert_eq!(of(StopReason::Failed, false), Status::Failed);
+    }
+
+    #[test]
+    fn a_higher_is_better_target_is_met_from_above() {
+        let spec = stop(Some(("consensus", 0.9)), false);
+        let of = |v: f64| {
+            Status::of(
+                &StopReason::ObjectiveChange,
+                &spec,
+                Kind::Sparse,
+                &row(&[("consensus", v)]),
+            )
+        };
+        assert_eq!(of(0.95), Status::Converged);
+        assert_eq!(of(0.5), Status::Stalled);
+    }
+
+    #[test]
+    fn every_stop_reason_reads_back() {
+        for r in [
+            StopReason::ObjectiveChange,
+            StopReason::Target("log_err".into()),
+            StopReason::OwnCriterion,
+            StopReason::Done,
+            StopReason::MaxRounds,
+            StopReason::TimeBudget,
+            StopReason::Diverged,
+            StopReason::Failed,
+        ] {
+            assert_eq!(r.as_str().parse::<StopReason>(), Ok(r));
+        }
+        assert!("_target".parse::<StopReason>().is_err());
+        assert!("stalled".parse::<StopReason>().is_err());
     }
 }

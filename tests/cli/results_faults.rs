@@ -274,7 +274,8 @@ fn injection_hostile_text_makes_no_live_link_or_remote_image() {
     let mut rows = lines(&summary);
     let stop = column(&rows[0], "stop_reason");
     let mut cells: Vec<String> = rows[1].split(',').map(str::to_string).collect();
-    cells[stop] = "![](https://evil.example/cell.png)[d](javascript:alert(4))".into();
+    // A stop reason must read as one ("<metric>_target" does for any metric name) to render.
+    cells[stop] = "![](https://evil.example/cell.png)[d](javascript:alert(4))_target".into();
     rows[1] = cells.join(",");
     write_lines(&summary, &rows);
     let json = d.join(FOLDER).join("run.json");

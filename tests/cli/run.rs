@@ -127,7 +127,7 @@ fn run_writes_everything_and_is_deterministic_across_threads() {
     let header = std::fs::read_to_string(r1.join("summary.csv")).unwrap();
     assert!(header.starts_with(
         "experiment,profile,method,params,p_align,p_beta0,p_decay,p_delta,p_eps_x,p_halve_every,\
-         p_inner,p_inner_steps,p_max_inner,p_mu,p_period,p_power_iters,p_q0,p_theta,seed,rounds,converged,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist,paper_rounds,paper_sv_err,stop_reason,point,run_id"
+         p_inner,p_inner_steps,p_max_inner,p_mu,p_period,p_power_iters,p_q0,p_theta,seed,rounds,converged,time_s,bytes_up,bytes_down,vectors,objective,kkt,sv_err,subspace_dist,paper_rounds,paper_sv_err,stop_reason,status,point,run_id"
     ));
     let trace = std::fs::read_to_string(r1.join("trace.csv")).unwrap();
     assert!(trace.starts_with(
@@ -731,4 +731,84 @@ fn backend_mpi_without_the_feature_says_how_to_build_it() {
         "{err}"
     );
     assert!(!dir.path().join("r").exists(), "nothing written");
+}
+
+/// A run at the cap is `capped`, its rounds and their ratio to the paper's printed as lower
+/// bounds; one that rule (27) stops with its KKT above the target is `stalled`, flagged in the
+/// report; and a render from the CSVs, with the status column dropped and every run marked
+/// converged (as folders written before it), judges them the same.
+#[test]
+fn capped_and_stalled_runs_are_told_apart_and_rendered_as_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, stop, status) in [
+        ("capped", "max_rounds = 4", "capped"),
+        (
+            "stalled",
+            "max_rounds = 200\nobjective_tol = 0.5\ntarget = { metric = \"kkt\", value = 1e-30 }",
+            "stalled",
+        ),
+    ] {
+        let manifest = MANIFEST
+            .replace("max_rounds = 200\nobjective_tol = 1e-10", stop)
+            .replace("id = \"tiny\"", &format!("id = \"{name}\""));
+        let file = format!("{name}.toml");
+        std::fs::write(d.join(&file), manifest).unwrap();
+        let o = run_quick(d, &file, "1", "r");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let folder = d.join(format!("r/faps/{name}/quick"));
+        let files = ["summary.csv", "report.md"];
+        let read = || files.map(|f| std::fs::read_to_string(folder.join(f)).unwrap());
+        let before = read();
+        let rows: Vec<csv::StringRecord> = csv::Reader::from_path(folder.join("summary.csv"))
+            .unwrap()
+            .records()
+            .map(Result::unwrap)
+            .collect();
+        let head = csv::Reader::from_path(folder.join("summary.csv"))
+            .unwrap()
+            .headers()
+            .unwrap()
+            .clone();
+        let col = |c: &str| head.iter().position(|h| h == c).unwrap();
+        assert_eq!(rows.len(), 3);
+        for r in &rows {
+            assert_eq!(&r[col("status")], status, "{r:?}");
+            assert_eq!(&r[col("converged")], "false", "{r:?}");
+        }
+        let report = &before[1];
+        if status == "capped" {
+            // 4 rounds against the paper's 50: at least 4, a ratio of at least 0.08.
+            assert!(report.contains("| SSI | 50 | ≥ 4 | ≥ 8.0e-2 |"), "{report}");
+            assert!(report.contains("capped (max_rounds)"), "{report}");
+        } else {
+            assert!(report.contains("**3 run(s) stalled**"), "{report}");
+            assert!(report.contains("stalled (objective_change)"), "{report}");
+        }
+        // As a folder written before the status column: every run "converged".
+        let keep: Vec<usize> = (0..head.len()).filter(|&i| i != col("status")).collect();
+        let mut w = csv::Writer::from_path(folder.join("summary.csv")).unwrap();
+        w.write_record(keep.iter().map(|&i| &head[i])).unwrap();
+        for r in &rows {
+            w.write_record(keep.iter().map(
+                |&i| {
+                    if i == col("converged") {
+                        "true"
+                    } else {
+                        &r[i]
+                    }
+                },
+            ))
+            .unwrap();
+        }
+        w.flush().unwrap();
+        drop(w);
+        let o = Command::new(env!("CARGO_BIN_EXE_dpca"))
+            .args(["render", folder.to_str().unwrap()])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(read() == before, "{name}: a render judged otherwise");
+    }
 }

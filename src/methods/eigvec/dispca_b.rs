@@ -178,9 +178,12 @@ impl Server for Master {
             self.w = q.dot(&eig.vectors.column(0));
             self.done = true;
         }
+        // One shot: its answer is computed, so its criterion holds (a stop rule asking for
+        // `own_criterion` counts it converged, not capped).
         Ok(StepInfo {
+            objective: None,
+            converged: true,
             done: true,
-            ..StepInfo::default()
         })
     }
 

@@ -21,6 +21,8 @@ use std::fmt::Write;
 /// One claim's verdict and the numbers behind it.
 pub struct Verdict {
     pub holds: bool,
+    /// Points judged (0: no runs to judge it on, so it does not hold).
+    pub judged: usize,
     /// Per point: "point: method value vs others' values".
     pub evidence: Vec<String>,
 }
@@ -194,6 +196,7 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
     }
     Verdict {
         holds: holds && judged > 0,
+        judged,
         evidence,
     }
 }

@@ -500,6 +500,10 @@ pub struct AttackSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimSpec {
+    /// The claim of the paper's inventory (papers/<paper>.toml, `[[claims]] id`) this test stands
+    /// for; several tests (e.g. one per experiment of a figure) may share one id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The claim in the paper's words.
     pub text: String,
     /// `rounds`, `time_s` (the method's seconds), a metric of the family, or `leak_err`.

@@ -53,6 +53,7 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
     let mut methods = parsed.method_variants()?;
     let kind = validate::check_family(raw, &points, &mut methods, loc)?;
     validate::check_paper_points(raw, &points, profile, loc)?;
+    validate::check_placeholders(raw, &points, &methods, kind, profile, loc)?;
     if !raw.looser_tolerances.is_empty() && kind != Kind::Subspace {
         return Err(loc.error(
             "looser_tolerances",

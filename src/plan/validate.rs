@@ -8,8 +8,8 @@ use std::path::Path;
 use crate::methods::registry;
 use crate::problem::{family, Family, FAMILIES};
 use crate::spec::{
-    plain_name, quoted, Dataset, File, Gen, Generator, Kind, Locator, ManifestError, MethodSpec,
-    Point, Preprocess, RawManifest, RawPoint, Scheme, KKT_ABS, LEAK_ABS, LEAK_ERR,
+    plain_name, quoted, ClaimSpec, Dataset, File, Gen, Generator, Kind, Locator, ManifestError,
+    MethodSpec, Point, Preprocess, RawManifest, RawPoint, Scheme, KKT_ABS, LEAK_ABS, LEAK_ERR,
 };
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
@@ -168,6 +168,347 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
         }
     }
 
+    Ok(())
+}
+
+/// `name` must be a metric of the family (or, where `leak_ok`, of the attack).
+fn check_metric(
+    raw: &RawManifest,
+    kind: Kind,
+    key: &str,
+    name: &str,
+    leak_ok: bool,
+    loc: &Locator,
+) -> Result {
+    match not_a_metric(raw, kind, name, leak_ok) {
+        Some(why) => Err(loc.error(key, why)),
+        None => Ok(()),
+    }
+}
+
+/// Why `name` is no metric of the family (or, where `leak_ok`, of the attack); None if it is.
+fn not_a_metric(raw: &RawManifest, kind: Kind, name: &str, leak_ok: bool) -> Option<String> {
+    let names: Vec<&str> = family(kind).metrics().iter().map(|m| m.name).collect();
+    let attack_names: &[&str] = if raw.attack.as_ref().is_some_and(|a| a.unscaled) {
+        &[LEAK_ERR, KKT_ABS, LEAK_ABS]
+    } else {
+        &[LEAK_ERR]
+    };
+    if names.contains(&name) || (leak_ok && attack_names.contains(&name)) {
+        return None;
+    }
+    let extra = if leak_ok {
+        format!(", {}", quoted(attack_names))
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{name:?} is not a metric of the `{kind}` family: expected one of {}{extra}",
+        quoted(&names)
+    ))
+}
+
+/// The quantities a run has beside the family's metrics.
+const COUNTS: [&str; 2] = ["rounds", "time_s"];
+
+/// The method variants `who` names (see `Experiment::names_run`), by position.
+fn named(methods: &[MethodSpec], who: &str) -> Vec<usize> {
+    (0..methods.len())
+        .filter(|&k| {
+            let m = &methods[k];
+            crate::spec::names_run(methods, who, &m.name, &m.label, &m.variant)
+        })
+        .collect()
+}
+
+/// One `[[claims]]` entry: the quantity and methods it names, and each key of its tests where
+/// it belongs (the keys are described on [`crate::spec::ClaimSpec`]).
+fn check_claim(
+    raw: &RawManifest,
+    points: &[Point],
+    methods: &[MethodSpec],
+    kind: Kind,
+    i: usize,
+    c: &ClaimSpec,
+    loc: &Locator,
+) -> Result {
+    let key = |k: &str| format!("claims[{i}].{k}");
+    let err = |k: &str, msg: String| Err(loc.error(&key(k), msg));
+    let leak_ok = raw.attack.is_some();
+    let counted = COUNTS.contains(&c.quantity.as_str());
+    if !counted {
+        check_metric(raw, kind, &key("quantity"), &c.quantity, leak_ok, loc)?;
+    }
+    if let Some(v) = c.reach {
+        if counted {
+            return err("reach", format!("reach counts the rounds until a metric is ≤ {v}: quantity must be a metric, not `{}`", c.quantity));
+        }
+        if !v.is_finite() {
+            return err("reach", format!("reach = {v}: must be finite"));
+        }
+    }
+    if let Some(b) = &c.before {
+        check_metric(raw, kind, &key("before"), b, leak_ok, loc)?;
+        if c.reach.is_none() {
+            return err("before", "before compares the rounds two metrics take to reach a value: give reach = that value".into());
+        }
+    }
+    let others = |list: &'static str, v: &[String]| -> Vec<(String, String)> {
+        v.iter()
+            .enumerate()
+            .map(|(j, o)| (format!("{list}[{j}]"), o.clone()))
+            .collect()
+    };
+    let mut refs = vec![("method".to_string(), c.method.clone())];
+    refs.extend(others("less_than", &c.less_than));
+    refs.extend(others("greater_than", &c.greater_than));
+    refs.extend(
+        c.divided_by
+            .iter()
+            .map(|d| ("divided_by".to_string(), d.clone())),
+    );
+    for (k, who) in &refs {
+        check_method_ref(methods, who, &key(k), true, loc)?;
+    }
+
+    let per_point: Vec<&str> = [
+        ("less_than", !c.less_than.is_empty()),
+        ("greater_than", !c.greater_than.is_empty()),
+        ("at_most", c.at_most.is_some()),
+        ("at_least", c.at_least.is_some()),
+        ("before", c.before.is_some()),
+        ("near_paper", c.near_paper.is_some()),
+        ("rate", c.rate.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    match (per_point.first(), c.trend) {
+        (None, None) => {
+            return err("text", "a claim needs a test: less_than or greater_than (with an optional factor and or_equal), at_most, at_least, before, near_paper, rate or trend".into());
+        }
+        (Some(first), Some(_)) => {
+            return err("trend", format!("trend judges the values along the sweep, `{first}` each point: write them as two claims"));
+        }
+        _ => {}
+    }
+    let compares = !c.less_than.is_empty() || !c.greater_than.is_empty();
+    if c.factor.is_some() && !compares {
+        return err(
+            "factor",
+            "factor goes with less_than or greater_than: remove it".into(),
+        );
+    }
+    if c.or_equal && !compares {
+        return err(
+            "or_equal",
+            "or_equal goes with less_than or greater_than: remove it".into(),
+        );
+    }
+    if let Some(f) = c.factor {
+        if !(f.is_finite() && f > 0.0) {
+            return err("factor", format!("factor = {f}: must be > 0"));
+        }
+    }
+    if c.trend.is_none() {
+        for (k, set) in [
+            ("along", c.along.is_some()),
+            ("tolerance", c.tolerance.is_some()),
+        ] {
+            if set {
+                return err(k, format!("{k} goes with trend: remove it"));
+            }
+        }
+    }
+    if let Some(t) = c.trend {
+        let swept: Vec<&str> = points
+            .first()
+            .map(|p| p.coords.iter().map(|(k, _)| k.as_str()).collect())
+            .unwrap_or_default();
+        if raw.sweep.is_empty() || swept.is_empty() {
+            return err("trend", format!("trend = \"{t}\" reads the values along a sweep, and this manifest has no [sweep]"));
+        }
+        match &c.along {
+            None if swept.len() > 1 => {
+                return err(
+                    "trend",
+                    format!(
+                        "the sweep has {} keys ({}): say along which one, along = one of them",
+                        swept.len(),
+                        quoted(&swept)
+                    ),
+                );
+            }
+            Some(a)
+                if !swept
+                    .iter()
+                    .any(|k| k == a || k.rsplit('.').next() == Some(a.as_str())) =>
+            {
+                return err(
+                    "along",
+                    format!(
+                        "{a:?} is not a swept key: expected one of {}",
+                        quoted(&swept)
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if let Some(tol) = c.tolerance {
+            if !(tol.is_finite() && tol >= 0.0) {
+                return err("tolerance", format!("tolerance = {tol}: must be a finite number >= 0 (a share of the previous value)"));
+            }
+        }
+    }
+    if c.divided_by.is_some() {
+        if let Some(k) = ["before", "near_paper", "rate"]
+            .into_iter()
+            .find(|k| per_point.contains(k))
+        {
+            return err("divided_by", format!("a ratio of two methods goes with at_most, at_least, less_than, greater_than or trend, not with `{k}`"));
+        }
+    }
+    if c.relative_to.is_some() && counted {
+        return err("relative_to", format!("relative_to = \"start\" divides a metric by its first value: quantity must be a metric, not `{}`", c.quantity));
+    }
+    if let Some(share) = c.near_paper {
+        if !(share.is_finite() && share > 0.0) {
+            return err(
+                "near_paper",
+                format!("near_paper = {share}: must be a share > 0 (0.2 is ±20 %)"),
+            );
+        }
+        if c.relative_to.is_some() {
+            return err(
+                "near_paper",
+                "the paper's values are absolute: near_paper cannot go with relative_to".into(),
+            );
+        }
+        let mine = named(methods, &c.method);
+        let theirs: Vec<&crate::spec::PaperResult> = raw
+            .paper_results
+            .iter()
+            .filter(|r| named(methods, &r.method).iter().any(|k| mine.contains(k)))
+            .collect();
+        if theirs.is_empty() {
+            return err(
+                "near_paper",
+                format!(
+                    "no [[paper_results]] give {:?}'s numbers: near_paper compares with them",
+                    c.method
+                ),
+            );
+        }
+        let field = if c.reach.is_some() {
+            "rounds"
+        } else {
+            c.quantity.as_str()
+        };
+        let gives = |r: &crate::spec::PaperResult| match field {
+            "rounds" => r.rounds.is_some(),
+            "time_s" => r.time_s.is_some(),
+            m => r.metric(m).is_some(),
+        };
+        if !theirs.iter().any(|r| gives(r)) {
+            return err(
+                "near_paper",
+                format!(
+                    "none of {:?}'s [[paper_results]] gives `{field}`: near_paper compares with it",
+                    c.method
+                ),
+            );
+        }
+    }
+    if c.rate.is_some() && counted {
+        return err(
+            "rate",
+            format!(
+                "rate fits the decay of a metric in rounds: quantity must be a metric, not `{}`",
+                c.quantity
+            ),
+        );
+    }
+    match (c.rate, c.min_r2) {
+        (None, Some(_)) => return err("min_r2", "min_r2 goes with rate: remove it".into()),
+        (_, Some(r)) if !(r > 0.0 && r <= 1.0) => {
+            return err("min_r2", format!("min_r2 = {r}: must be in (0, 1]"));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Every `{{...}}` of the description and the claims' texts (see [`crate::spec::placeholder`])
+/// must parse and name a quantity, methods and a point of the manifest. A point of another
+/// profile's sweep is refused only where the paper's points must be (`paper`, or the one profile
+/// of a manifest without profiles): elsewhere it renders as absent.
+pub(crate) fn check_placeholders(
+    raw: &RawManifest,
+    points: &[Point],
+    methods: &[MethodSpec],
+    kind: Kind,
+    profile: &str,
+    loc: &Locator,
+) -> Result {
+    let texts = raw
+        .description
+        .iter()
+        .map(|d| ("description".to_string(), d))
+        .chain(
+            raw.claims
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (format!("claims[{i}].text"), &c.text)),
+        );
+    let strict = profile == "paper" || profile == crate::spec::DEFAULT_PROFILE;
+    let labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+    for (key, text) in texts {
+        let shown = |t: &str| crate::util::excerpt(t.as_bytes());
+        let found = crate::spec::placeholder::scan(text)
+            .map_err(|b| loc.error(&key, format!("placeholder `{}`: {}", shown(&b.text), b.why)))?;
+        for p in found {
+            let whole = shown(&text[p.span.clone()]);
+            let bad = |why: String| Err(loc.error(&key, format!("placeholder `{whole}`: {why}")));
+            let counted = COUNTS.contains(&p.quantity.as_str());
+            if !counted {
+                if let Some(why) = not_a_metric(raw, kind, &p.quantity, raw.attack.is_some()) {
+                    return bad(format!("{why}, \"rounds\" or \"time_s\""));
+                }
+            } else if p.reach.is_some() {
+                return bad(format!(
+                    "`<= value` counts the rounds until a metric reaches it: `{}` is not a metric",
+                    p.quantity
+                ));
+            }
+            for who in std::iter::once(&p.method).chain(&p.divided_by) {
+                if let Err(e) = check_method_ref(methods, who, &key, true, loc) {
+                    return bad(e.message().to_string());
+                }
+            }
+            match &p.at {
+                Some(_) if raw.sweep.is_empty() => {
+                    return bad(
+                        "this manifest has no [sweep], so its one point needs no `at`: drop it"
+                            .into(),
+                    );
+                }
+                Some(a) if strict && !labels.contains(&a.as_str()) => {
+                    return bad(format!(
+                        "{a:?} is not a sweep point: expected one of {}",
+                        quoted(&labels)
+                    ));
+                }
+                None if points.len() > 1 => {
+                    return bad(format!(
+                        "the sweep has {} points: say which, `at` one of {}",
+                        points.len(),
+                        quoted(&labels)
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
     Ok(())
 }
 
@@ -680,34 +1021,9 @@ pub(crate) fn check_family(
         m.resolved = (entry.check)(&m.params)
             .map_err(|e| loc.error(&at(&format!("params.{}", e.key)), e.msg))?;
     }
-    let names: Vec<&str> = crate::problem::family(kind)
-        .metrics()
-        .iter()
-        .map(|m| m.name)
-        .collect();
     let unscaled = raw.attack.as_ref().is_some_and(|a| a.unscaled);
-    let attack_names: &[&str] = if unscaled {
-        &[LEAK_ERR, KKT_ABS, LEAK_ABS]
-    } else {
-        &[LEAK_ERR]
-    };
-    let metric = |key: &str, name: &str, leak_ok: bool| -> Result {
-        if names.contains(&name) || (leak_ok && attack_names.contains(&name)) {
-            return Ok(());
-        }
-        let extra = if leak_ok {
-            format!(", {}", quoted(attack_names))
-        } else {
-            String::new()
-        };
-        Err(loc.error(
-            key,
-            format!(
-                "{name:?} is not a metric of the `{kind}` family: expected one of {}{extra}",
-                quoted(&names)
-            ),
-        ))
-    };
+    let metric =
+        |key: &str, name: &str, leak_ok: bool| check_metric(raw, kind, key, name, leak_ok, loc);
     if let Some(t) = &raw.stop.target {
         metric("stop.target.metric", &t.metric, false)?;
         // Metrics drawn on a log scale are positive: a target below 0 is never reached.
@@ -790,57 +1106,7 @@ pub(crate) fn check_family(
         metric(&format!("table_metrics[{i}]"), name, false)?;
     }
     for (i, c) in raw.claims.iter().enumerate() {
-        let key = |k: &str| format!("claims[{i}].{k}");
-        if c.quantity != "rounds" && c.quantity != "time_s" {
-            metric(&key("quantity"), &c.quantity, raw.attack.is_some())?;
-        }
-        if let Some(v) = c.reach {
-            if c.quantity == "rounds" || c.quantity == "time_s" {
-                return Err(loc.error(
-                    &key("reach"),
-                    format!("reach counts the rounds until a metric is ≤ {v}: quantity must be a metric, not `{}`", c.quantity),
-                ));
-            }
-            if !v.is_finite() {
-                return Err(loc.error(&key("reach"), format!("reach = {v}: must be finite")));
-            }
-        }
-        if let Some(b) = &c.before {
-            metric(&key("before"), b, raw.attack.is_some())?;
-            if c.reach.is_none() {
-                return Err(loc.error(
-                    &key("before"),
-                    "before compares the rounds two metrics take to reach a value: give reach = that value",
-                ));
-            }
-        }
-
-        for (k, who) in std::iter::once(("method".to_string(), &c.method)).chain(
-            c.less_than
-                .iter()
-                .enumerate()
-                .map(|(j, o)| (format!("less_than[{j}]"), o)),
-        ) {
-            check_method_ref(methods, who, &key(&k), true, loc)?;
-        }
-        let tests = usize::from(!c.less_than.is_empty())
-            + usize::from(c.at_most.is_some())
-            + usize::from(c.at_least.is_some())
-            + usize::from(c.before.is_some());
-        if tests != 1 {
-            return Err(loc.error(
-                &key("text"),
-                "a claim needs exactly one test: less_than (with an optional factor), at_most, at_least or before",
-            ));
-        }
-        if c.factor.is_some() && c.less_than.is_empty() {
-            return Err(loc.error(&key("factor"), "factor goes with less_than: remove it"));
-        }
-        if let Some(f) = c.factor {
-            if !(f.is_finite() && f > 0.0) {
-                return Err(loc.error(&key("factor"), format!("factor = {f}: must be > 0")));
-            }
-        }
+        check_claim(raw, points, methods, kind, i, c, loc)?;
     }
     if unscaled && crate::problem::family(kind).unscaled().is_none() {
         return Err(loc.error(

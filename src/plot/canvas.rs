@@ -9,7 +9,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontDesc, FontFamily, FontStyle, FontTransform, RGBAColor};
 
-use super::style::Shape;
+use super::style::{End, Shape};
+use super::LINE_WIDTH;
 
 // ---------------------------------------------------------------------------------------------
 // Font
@@ -124,6 +125,21 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
     }
 
     /// A marker; `hollow` draws the outline with `width`, otherwise the shape is filled.
+    /// End mark `end` of a curve at `at`, radius `r`, in colour `c` (see [`End`]).
+    pub(super) fn end_mark(&self, end: End, at: Pt, r: f64, c: RGBColor) -> Result<()> {
+        match end {
+            End::Capped => {
+                self.shape(Shape::Circle, at, r, WHITE, None)?;
+                self.shape(Shape::Circle, at, r, c, Some(LINE_WIDTH))
+            }
+            End::Stalled => {
+                let d = r / std::f64::consts::SQRT_2;
+                self.path(&[(at.0 - d, at.1 - d), (at.0 + d, at.1 + d)], c, LINE_WIDTH)?;
+                self.path(&[(at.0 - d, at.1 + d), (at.0 + d, at.1 - d)], c, LINE_WIDTH)
+            }
+        }
+    }
+
     pub(super) fn shape(
         &self,
         shape: Shape,

@@ -7,7 +7,7 @@ use plotters::style::text_anchor::HPos;
 
 use super::axes::Frame;
 use super::canvas::{dashed, missing_cell, Canvas, Pt};
-use super::style::Shape;
+use super::style::{End, Shape};
 use super::{FRAME, INK, LEGEND_SIZE, LINE_WIDTH, MARKER_RADIUS, PAPER_RADIUS};
 
 pub(super) enum Swatch {
@@ -16,6 +16,8 @@ pub(super) enum Swatch {
         color: RGBColor,
         dash: Option<&'static [f64]>,
         shape: Option<Shape>,
+        /// A run's end mark at the line's right end.
+        end: Option<End>,
     },
     Paper {
         color: RGBColor,
@@ -177,12 +179,21 @@ fn legend_entry<DB: DrawingBackend>(
     let sx1 = sx0 + LEGEND_SAMPLE;
     let mid = ((sx0 + sx1) / 2.0, cy);
     match *swatch {
-        Swatch::Line { color, dash, shape } => {
+        Swatch::Line {
+            color,
+            dash,
+            shape,
+            end,
+        } => {
             for piece in dash.map_or(vec![], |d| dashed(&[(sx0, cy), (sx1, cy)], d)) {
                 cv.path(&piece, color, LINE_WIDTH)?;
             }
             if let Some(shape) = shape {
                 cv.shape(shape, mid, MARKER_RADIUS, color, None)?;
+            }
+            if let Some(end) = end {
+                let at = if dash.is_some() { (sx1, cy) } else { mid };
+                cv.end_mark(end, at, 0.8 * MARKER_RADIUS + 2.0, color)?;
             }
         }
         Swatch::Paper { color, shape } => {

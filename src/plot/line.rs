@@ -10,7 +10,7 @@ use super::axes::{
 use super::canvas::{dashed, dist, Canvas, Pt};
 use super::legend::{Legend, Swatch};
 use super::output::Figure;
-use super::style::{Shape, Style, PAPER_SHAPES};
+use super::style::{End, Shape, Style, PAPER_SHAPES};
 use super::ticks::{self, Axis};
 use super::{HEIGHT, INK, LINE_WIDTH, MARKER_RADIUS, PAPER_RADIUS, WIDTH};
 
@@ -22,7 +22,12 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// None: the palette by position in the plot.
     pub style: Option<Style>,
+    /// How the curve's run ended, when that needs saying: a mark at its last point.
+    pub end: Option<End>,
 }
+
+/// Radius of an end mark, in logical px: larger than the curves' markers, so it reads apart.
+const END_RADIUS: f64 = 8.0;
 
 /// A single reference point, e.g. `"paper: FAPS 42 it"`, drawn as a large hollow marker with
 /// its own legend entry. Without a colour it takes that of the series whose label it contains.
@@ -60,6 +65,8 @@ pub struct LegendKey {
     pub colour: RGBColor,
     pub dash: Option<&'static [f64]>,
     pub shape: Option<Shape>,
+    /// An end mark (then neither line nor marker): what it means.
+    pub end: Option<End>,
 }
 
 /// Distance between markers along a long line, in logical px.
@@ -133,6 +140,9 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
             }
             sample_line(piece, 3.0, &mut obstacles);
         }
+        if let (Some(end), Some(&last)) = (s.end, pieces.last().and_then(|p| p.last())) {
+            cv.end_mark(end, last, END_RADIUS, c)?;
+        }
         let label = if drawable == 0 {
             format!("{} (no data)", s.label)
         } else {
@@ -145,6 +155,7 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
                     color: c,
                     dash: Some(dash),
                     shape: Some(shape),
+                    end: s.end,
                 },
             ));
         }
@@ -156,6 +167,7 @@ fn draw_line_plot<DB: DrawingBackend>(cv: &Canvas<DB>, plot: &LinePlot) -> Resul
                 color: k.colour,
                 dash: k.dash,
                 shape: k.shape,
+                end: k.end,
             },
         ));
     }
@@ -346,6 +358,7 @@ mod tests {
             label: l.into(),
             style: None,
             points: vec![],
+            end: None,
         };
         let series = [s("FA"), s("FAPS"), s("FAPS-mom"), s("")];
         assert_eq!(series_for_marker("paper: FAPS 42 it", &series), Some(1));

@@ -33,6 +33,7 @@ pub use self::bars::BarPlot;
 pub use self::heatmap::{HeatMap, Overlay};
 pub use self::line::{LegendKey, LinePlot, Marker, Series};
 use self::output::render_both;
+pub use self::style::End;
 
 /// Image size in (logical) pixels.
 pub const WIDTH: u32 = 1200;

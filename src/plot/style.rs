@@ -96,6 +96,16 @@ impl Shape {
     }
 }
 
+/// The end of a run that did not converge, marked where its curve stops (and in its legend
+/// entry): a capped run would have gone on, a stalled one had stopped improving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// An open circle.
+    Capped,
+    /// A cross.
+    Stalled,
+}
+
 /// The look of one curve (bars use the colour only).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Style {

@@ -32,7 +32,7 @@
 //! `z` for subspace methods (SSI, LocalPower, FAPS at p = 1), whose estimate `z` is read when
 //! there is no `w`.
 
-use super::{Instance, MetricDef};
+use super::{Accuracy, Instance, MetricDef};
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::{Block, DataMatrix};
 use crate::data::{eigengap, partition, prepare};
@@ -430,6 +430,15 @@ impl super::Family for Eigvec {
     }
     fn metrics(&self) -> &'static [MetricDef] {
         METRICS
+    }
+    /// Stalled or converged (see `run::Status`): 1 − (v₁ᵀw)², the distance to the leading
+    /// eigenvector (the log errors can be negative, so no share of them is a gain); 1e-12 is
+    /// round-off of the square.
+    fn accuracy(&self) -> Option<Accuracy> {
+        Some(Accuracy {
+            metric: "sin2",
+            solved: 1e-12,
+        })
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Eigvec, Kind::Subspace]

@@ -27,6 +27,12 @@ pub trait Family: Sync {
     fn kind(&self) -> Kind;
     /// The metrics this family evaluates after every round, in CSV column order.
     fn metrics(&self) -> &'static [MetricDef];
+    /// The metric that measures the distance to the solution, by which a run stopped on the
+    /// relative objective change without a target is judged stalled when it stopped improving
+    /// (see `run::Status`). None: no such metric.
+    fn accuracy(&self) -> Option<Accuracy> {
+        None
+    }
     /// Families whose methods solve this family's problems (its own among them): a subspace
     /// method at p = 1 finds the leading eigenvector, so eigvec manifests take them too.
     fn takes_methods_of(&self) -> &'static [Kind];
@@ -126,6 +132,14 @@ pub fn family(kind: Kind) -> &'static dyn Family {
 /// The family's metric called `name`.
 pub fn metric(kind: Kind, name: &str) -> Option<&'static MetricDef> {
     family(kind).metrics().iter().find(|m| m.name == name)
+}
+
+/// A family's measure of the distance to the solution: a positive metric, lower is better.
+#[derive(Clone, Copy, Debug)]
+pub struct Accuracy {
+    pub metric: &'static str,
+    /// At or below this the run is at the solution (round-off): never stalled.
+    pub solved: f64,
 }
 
 /// One metric of a family.

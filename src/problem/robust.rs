@@ -11,7 +11,7 @@
 //! V (`v`, m_i×k) and its block of S (`s`, n×m_i) through the evaluation channel. Singular values
 //! of L then come from a k×k SVD, never from an n×m one.
 
-use super::{Instance, MetricDef};
+use super::{Accuracy, Instance, MetricDef};
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::fed::Message;
@@ -347,6 +347,14 @@ impl super::Family for Robust {
     }
     fn metrics(&self) -> &'static [MetricDef] {
         METRICS
+    }
+    /// Stalled or converged (see `run::Status`): the relative error to the planted (L₀, S₀), the
+    /// solution where recovery succeeds; 1e-12 is round-off.
+    fn accuracy(&self) -> Option<Accuracy> {
+        Some(Accuracy {
+            metric: "err",
+            solved: 1e-12,
+        })
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Robust]

@@ -40,7 +40,7 @@
 //! Reference: PCA by LAPACK's dsyevd on G (n ≤ a few thousand features in this family), and
 //! with μ set centralised ManPG (`methods::sparse::manpg::centralised`) to ‖D‖_F ≤ 1e-10·√(np).
 
-use super::{Instance, MetricDef};
+use super::{Accuracy, Instance, MetricDef};
 use crate::data::cache::MatrixCache;
 use crate::data::matrix::DataMatrix;
 use crate::data::{augment, partition, prepare, spiked, synthetic};
@@ -728,6 +728,16 @@ impl super::Family for Sparse {
     }
     fn metrics(&self) -> &'static [MetricDef] {
         METRICS
+    }
+    /// Stalled or converged (see `run::Status`): DSSAL1's stationarity violation, the distance
+    /// to a stationary point of its model (with `mu`; without it the metric is NaN and no run is
+    /// judged stalled on it, as no other metric measures a distance to the solution); 1e-12 is
+    /// round-off.
+    fn accuracy(&self) -> Option<Accuracy> {
+        Some(Accuracy {
+            metric: "stationarity",
+            solved: 1e-12,
+        })
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Sparse]

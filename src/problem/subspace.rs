@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use std::path::Path;
 
-use super::{Instance, MetricDef};
+use super::{Accuracy, Instance, MetricDef};
 use crate::data::{matrix::DataMatrix, partition, prepare, synthetic};
 use crate::fed::Message;
 use crate::linalg::orth;
@@ -342,6 +342,14 @@ impl super::Family for Subspace {
     }
     fn metrics(&self) -> &'static [MetricDef] {
         METRICS
+    }
+    /// Stalled or converged (see `run::Status`): the scaled KKT violation measures the distance
+    /// to a stationary point, and at 1e-12 it is at round-off, where no further gain is possible.
+    fn accuracy(&self) -> Option<Accuracy> {
+        Some(Accuracy {
+            metric: "kkt",
+            solved: 1e-12,
+        })
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Subspace]

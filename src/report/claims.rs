@@ -1,21 +1,42 @@
 //! A paper's claims, checked against our runs: each `[[claims]]` of a manifest names a quantity
-//! (`rounds`, `time_s`, a metric of the family, or the attack's `leak_err`), a method, and one
-//! test, evaluated at every sweep point, or at the claim's `points`, (means over repeats) from the
-//! stored runs:
-//! - `less_than = [other methods]`: the method's value < `factor` × each other's (factor 1 by
-//!   default; "far fewer" rounds is a smaller factor, written in the manifest);
+//! (`rounds`, `time_s`, a metric of the family, or the attack's `leak_err`), a method, and its
+//! tests, evaluated at every sweep point, or at the claim's `points`, (means over repeats) from
+//! the stored runs. Per point, every test given must hold:
+//! - `less_than = [other methods]` / `greater_than = [...]`: the method's value < (>) `factor` ×
+//!   each other's (factor 1 by default; "far fewer" rounds is a smaller factor); `or_equal =
+//!   true` makes them ≤ (≥), "no worse than";
 //! - `at_most = v` / `at_least = v`: the method's value against a fixed number;
 //! - `before = "metric"` (with `reach`): the quantity reaches `reach` in fewer rounds than the
-//!   other metric of the same runs.
+//!   other metric of the same runs;
+//! - `near_paper = 0.2`: within ±20 % of the paper's value for the method at the point
+//!   (`[[paper_results]]`: `rounds`, `time_s` or the metric; with `reach` its `rounds`); a point
+//!   without one is not judged;
+//! - `rate = "linear"` (optional `min_r2`, default 0.9): a least-squares fit of log10(metric)
+//!   against round, from the first trace row to the first at or below `reach` (or the whole
+//!   trace), non-finite and non-positive values dropped, has slope < 0 and R² ≥ `min_r2`; the
+//!   evidence prints the factor per round (10^slope) and R²; fewer than 5 rows fail.
 //!
-//! A metric's value is its last finite value in the run's trace (the attack's error after its
-//! last attacked round); with `reach = v` it is instead the first round at which the metric is
-//! ≤ v. `rounds` is the run's rounds, and a run that stopped without meeting its accuracy
-//! criterion (round cap, time budget), or never reached `reach`, shows "≥ rounds": its count is a
-//! lower bound, so a `less_than` claim about it is judged on that bound and says so.
+//! Or, alone, `trend = "increasing" | "decreasing" | "flat"` along a swept key (`along = "kappa"`
+//! or "data.kappa", required when the sweep has several keys): the points in sweep order,
+//! grouped by the other keys' values, each group of ≥ 2 points with runs judged; a step of
+//! "increasing"/"decreasing" may go the wrong way by at most `tolerance` × the previous value
+//! (default 0), "flat" holds when max/min ≤ 1 + `tolerance` (default 0.2).
+//!
+//! The quantity: a metric's last finite value in the run's trace (the attack's error after its
+//! last attacked round); with `reach = v` the first round at which the metric is ≤ v; with
+//! `relative_to = "start"` the metric divided by its first finite value (and `reach` applies to
+//! that ratio); with `divided_by = "M"` every method's value divided by M's at the same point.
+//! `rounds` is the run's rounds. A run that stopped without meeting its accuracy criterion
+//! (stalled, round cap, time budget), or never reached `reach`, shows "≥ rounds": its count is a
+//! lower bound, and a test is judged on what the bound proves: it holds or fails only if it does
+//! so whatever the true value, else it is "undetermined" and does not hold. A ratio over a
+//! bound is undetermined.
 
+use super::placeholders;
+use super::quantity::{mean, show, Mean, Quantity};
+use super::tables::paper_for;
 use crate::run::RunRecord;
-use crate::spec::{ClaimSpec, Experiment};
+use crate::spec::{fmt_value, label_names, ClaimSpec, Experiment, Point, Trend};
 use std::fmt::Write;
 
 /// One claim's verdict and the numbers behind it.
@@ -27,109 +48,91 @@ pub struct Verdict {
     pub evidence: Vec<String>,
 }
 
-/// What a claim measures on one run: `name` (`rounds`, `time_s`, a metric, `leak_err`), or with
-/// `reach` the rounds until that metric first is at or below it.
-#[derive(Clone, Copy)]
-struct Quantity<'a> {
-    name: &'a str,
-    reach: Option<f64>,
+/// A test's outcome on values that may be bounds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Check {
+    Holds,
+    Fails,
+    /// The bounds allow either.
+    Undetermined,
 }
 
-impl Quantity<'_> {
-    fn counts_rounds(&self) -> bool {
-        self.name == "rounds" || self.reach.is_some()
+impl Check {
+    fn and(self, o: Check) -> Check {
+        use Check::*;
+        match (self, o) {
+            (Fails, _) | (_, Fails) => Fails,
+            (Undetermined, _) | (_, Undetermined) => Undetermined,
+            _ => Holds,
+        }
     }
 
-    fn text(&self) -> String {
-        match self.reach {
-            Some(v) => format!("rounds to {} ≤ {v:e}", self.name),
-            None => self.name.to_string(),
+    /// Holds if `proved`, fails if `refuted`, else undetermined.
+    fn of(proved: bool, refuted: bool) -> Check {
+        if proved {
+            Check::Holds
+        } else if refuted {
+            Check::Fails
+        } else {
+            Check::Undetermined
+        }
+    }
+
+    fn mark(self) -> &'static str {
+        match self {
+            Check::Holds => " ✔",
+            Check::Fails => " ✘",
+            Check::Undetermined => " ✘ (undetermined: a bound allows either)",
         }
     }
 }
 
-/// A run's value of `q`, and whether it is only a lower bound (rounds of a run that did not
-/// reach the target).
-fn value(r: &RunRecord, q: Quantity) -> Option<(f64, bool)> {
-    match (q.name, q.reach) {
-        ("rounds", _) => Some((r.rounds as f64, !r.converged)),
-        ("time_s", _) => Some((r.trace.last()?.time_s, false)),
-        (m, Some(v)) => Some(
-            r.trace
-                .iter()
-                .find(|t| t.metric(m).is_some_and(|x| x <= v))
-                .map_or((r.rounds as f64, true), |t| (t.round as f64, false)),
-        ),
-        (m, None) => r
-            .trace
-            .iter()
-            .rev()
-            .find_map(|t| t.metric(m).filter(|v| v.is_finite()))
-            .map(|v| (v, false)),
+type Range = (f64, f64);
+
+/// a < b (a ≤ b if `or_equal`) for values known to lie in the ranges.
+fn less(a: Range, b: Range, or_equal: bool) -> Check {
+    if or_equal {
+        Check::of(a.1 <= b.0, a.0 > b.1)
+    } else {
+        Check::of(a.1 < b.0, a.0 >= b.1)
     }
 }
 
-/// The mean of a quantity over runs, and how many of them gave only a lower bound.
-#[derive(Clone, Copy)]
-struct Mean {
-    value: f64,
-    bounds: usize,
-    runs: usize,
+fn scaled(r: Range, f: f64) -> Range {
+    (r.0 * f, r.1 * f)
 }
 
-impl Mean {
-    fn bound(&self) -> bool {
-        self.bounds > 0
+fn exact(v: f64) -> Range {
+    (v, v)
+}
+
+/// The claim's quantity as the method's runs give it.
+fn quantity(c: &ClaimSpec) -> Quantity<'_> {
+    Quantity {
+        relative: c.relative_to.is_some(),
+        ratio: c.divided_by.is_some(),
+        ..Quantity::of(&c.quantity, c.reach)
     }
 }
 
-/// Mean value of `who` (as `Experiment::names_run` reads it) at `point` over its runs (None
-/// without runs).
-fn mean(
+/// `who`'s value at `point` under the claim: its mean, divided by `divided_by`'s (None
+/// without runs of either).
+fn at_point(
     exp: &Experiment,
+    c: &ClaimSpec,
     records: &[RunRecord],
     point: &str,
     who: &str,
-    q: Quantity,
 ) -> Option<Mean> {
-    let vals: Vec<(f64, bool)> = records
-        .iter()
-        .filter(|r| {
-            r.key.point == point && exp.names_run(who, &r.key.method, &r.key.label, &r.key.params)
-        })
-        .filter_map(|r| value(r, q))
-        .collect();
-    if vals.is_empty() {
-        return None;
-    }
-    Some(Mean {
-        value: vals.iter().map(|v| v.0).sum::<f64>() / vals.len() as f64,
-        bounds: vals.iter().filter(|v| v.1).count(),
-        runs: vals.len(),
-    })
-}
-
-/// "≥ 258 (3 of 5 reached)": a mean over repeats says how many gave the exact count.
-fn show(m: Mean, q: Quantity) -> String {
-    let num = if q.counts_rounds() {
-        format!("{:.0}", m.value)
-    } else if q.name == "time_s" {
-        format!("{:.2} s", m.value)
-    } else {
-        format!("{:.3e}", m.value)
+    let q = Quantity::of(&c.quantity, c.reach);
+    let q = Quantity {
+        relative: c.relative_to.is_some(),
+        ..q
     };
-    match (m.bound(), m.runs) {
-        (false, _) => num,
-        (true, 1) => format!("≥ {num}"),
-        (true, n) => format!(
-            "≥ {num} ({} of {n} {})",
-            n - m.bounds,
-            if q.reach.is_some() {
-                "reached"
-            } else {
-                "converged"
-            }
-        ),
+    let num = mean(exp, records, point, who, q)?;
+    match &c.divided_by {
+        Some(d) => Some(num.over(mean(exp, records, point, d, q)?)),
+        None => Some(num),
     }
 }
 
@@ -137,31 +140,44 @@ fn show(m: Mean, q: Quantity) -> String {
 /// point without the method's runs (or its peers') is listed and does not count; a claim with no
 /// judged point fails.
 pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verdict {
-    let q = Quantity {
-        name: &claim.quantity,
-        reach: claim.reach,
-    };
+    if let Some(t) = claim.trend {
+        return judge_trend(exp, claim, records, t);
+    }
+    let q = quantity(claim);
     let mut holds = true;
     let mut judged = 0;
     let mut evidence = Vec::new();
-    for p in &exp.points {
-        if !claim.points.is_empty() && !claim.points.contains(&p.label) {
-            continue;
-        }
+    let subject = match &claim.divided_by {
+        Some(d) => format!("{} / {d}", claim.method),
+        None => claim.method.clone(),
+    };
+    for p in chosen(exp, claim) {
         let at = if p.label.is_empty() { "—" } else { &p.label };
-        let Some(mine) = mean(exp, records, &p.label, &claim.method, q) else {
-            evidence.push(format!("{at}: no runs of {}", claim.method));
+        let Some(mine) = at_point(exp, claim, records, &p.label, &claim.method) else {
+            let who = claim
+                .divided_by
+                .as_deref()
+                .map_or(String::new(), |d| format!(" or {d}"));
+            evidence.push(format!("{at}: no runs of {}{who}", claim.method));
             continue;
         };
-        let mut line = format!("{at}: {} {}", claim.method, show(mine, q));
-        let mut ok = true;
-        if !claim.less_than.is_empty() {
-            let factor = claim.factor.unwrap_or(1.0);
+        let mut line = format!("{at}: {subject} {}", show(mine, q));
+        let mut ok = Check::Holds;
+        let factor = claim.factor.unwrap_or(1.0);
+        for (list, greater) in [(&claim.less_than, false), (&claim.greater_than, true)] {
+            if list.is_empty() {
+                continue;
+            }
             let mut others = Vec::new();
-            for o in &claim.less_than {
-                match mean(exp, records, &p.label, o, q) {
+            for o in list {
+                match at_point(exp, claim, records, &p.label, o) {
                     Some(v) => {
-                        ok &= mine.value < factor * v.value;
+                        let theirs = scaled(v.range(), factor);
+                        ok = ok.and(if greater {
+                            less(theirs, mine.range(), claim.or_equal)
+                        } else {
+                            less(mine.range(), theirs, claim.or_equal)
+                        });
                         others.push(format!("{o} {}", show(v, q)));
                     }
                     None => others.push(format!("{o}: no runs")),
@@ -170,27 +186,48 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
             line += &format!(" vs {}", others.join(", "));
         }
         if let Some(v) = claim.at_most {
-            ok &= mine.value <= v;
+            ok = ok.and(less(mine.range(), exact(v), true));
         }
         if let Some(v) = claim.at_least {
-            ok &= mine.value >= v;
+            ok = ok.and(less(exact(v), mine.range(), true));
         }
         if let Some(other) = &claim.before {
             let oq = Quantity {
                 name: other,
-                reach: claim.reach,
+                ..quantity(claim)
             };
             match mean(exp, records, &p.label, &claim.method, oq) {
                 // A target neither run reached proves nothing either way.
                 Some(v) => {
-                    ok &= !mine.bound() && mine.value < v.value;
+                    let first = !mine.bound() && mine.value < v.value;
+                    ok = ok.and(if first { Check::Holds } else { Check::Fails });
                     line += &format!(" vs {} {}", oq.text(), show(v, oq));
                 }
                 None => line += &format!(" ({other} not in the trace)"),
             }
         }
-        line += if ok { " ✔" } else { " ✘" };
-        holds &= ok;
+        if let Some(share) = claim.near_paper {
+            let Some(paper) = paper_value(exp, claim, records, &p.label) else {
+                evidence.push(format!("{line}: no paper value, not judged"));
+                continue;
+            };
+            let (lo, hi) = (paper - share * paper.abs(), paper + share * paper.abs());
+            let (a, b) = mine.range();
+            ok = ok.and(Check::of(a >= lo && b <= hi, b < lo || a > hi));
+            line += &format!(
+                " vs paper {} (ours/paper {:.2}, ±{:.0} % allowed)",
+                show_paper(paper, q),
+                mine.value / paper,
+                100.0 * share
+            );
+        }
+        if claim.rate.is_some() {
+            let (check, text) = rate(exp, claim, records, &p.label);
+            ok = ok.and(check);
+            line += &text;
+        }
+        line += ok.mark();
+        holds &= ok == Check::Holds;
         judged += 1;
         evidence.push(line);
     }
@@ -201,45 +238,326 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
     }
 }
 
+/// The points a claim is judged at: its `points`, or all, in sweep order.
+fn chosen<'e>(exp: &'e Experiment, claim: &ClaimSpec) -> Vec<&'e Point> {
+    exp.points
+        .iter()
+        .filter(|p| claim.points.is_empty() || claim.points.contains(&p.label))
+        .collect()
+}
+
+/// The paper's value of the claim's quantity for its method at `point` (with `reach`: the
+/// paper's rounds), found as the report's tables find it for the method's runs.
+fn paper_value(exp: &Experiment, c: &ClaimSpec, records: &[RunRecord], point: &str) -> Option<f64> {
+    let run = records.iter().find(|r| {
+        r.key.point == point && exp.names_run(&c.method, &r.key.method, &r.key.label, &r.key.params)
+    })?;
+    let p = paper_for(exp, &run.key)?;
+    match (c.quantity.as_str(), c.reach) {
+        ("rounds", _) | (_, Some(_)) => p.rounds.map(|r| r as f64),
+        ("time_s", _) => p.time_s,
+        (m, None) => p.metric(m),
+    }
+}
+
+fn show_paper(v: f64, q: Quantity) -> String {
+    show(
+        Mean {
+            value: v,
+            bounds: 0,
+            runs: 1,
+            undetermined: false,
+        },
+        q,
+    )
+}
+
+/// Least rows a rate is fitted on.
+const MIN_RATE_ROWS: usize = 5;
+
+/// Slope and R² of the least-squares line through `(x, y)`.
+fn fit(xy: &[(f64, f64)]) -> (f64, f64) {
+    let n = xy.len() as f64;
+    let (mx, my) = (
+        xy.iter().map(|p| p.0).sum::<f64>() / n,
+        xy.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = xy.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = xy.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let syy: f64 = xy.iter().map(|p| (p.1 - my).powi(2)).sum();
+    if sxx == 0.0 {
+        return (0.0, 0.0);
+    }
+    let slope = sxy / sxx;
+    let r2 = if syy == 0.0 {
+        0.0
+    } else {
+        (sxy * sxy) / (sxx * syy)
+    };
+    (slope, r2)
+}
+
+/// `rate = "linear"` on every run of the claim's method at `point`: the check and its evidence
+/// (mean factor per round, least R²).
+fn rate(exp: &Experiment, c: &ClaimSpec, records: &[RunRecord], point: &str) -> (Check, String) {
+    let min_r2 = c.min_r2.unwrap_or(0.9);
+    let mut fits = Vec::new();
+    for r in records.iter().filter(|r| {
+        r.key.point == point && exp.names_run(&c.method, &r.key.method, &r.key.label, &r.key.params)
+    }) {
+        let scale = if c.relative_to.is_some() {
+            r.trace
+                .iter()
+                .find_map(|t| t.metric(&c.quantity).filter(|v| v.is_finite()))
+                .unwrap_or(1.0)
+        } else {
+            1.0
+        };
+        let mut xy = Vec::new();
+        for t in &r.trace {
+            let Some(v) = t.metric(&c.quantity).map(|v| v / scale) else {
+                continue;
+            };
+            if v.is_finite() && v > 0.0 {
+                xy.push((t.round as f64, v.log10()));
+            }
+            if c.reach.is_some_and(|reach| v <= reach) {
+                break;
+            }
+        }
+        if xy.len() < MIN_RATE_ROWS {
+            return (
+                Check::Fails,
+                format!(
+                    "; rate: {} usable rows, fewer than {MIN_RATE_ROWS} to fit",
+                    xy.len()
+                ),
+            );
+        }
+        fits.push((fit(&xy), xy.len()));
+    }
+    if fits.is_empty() {
+        return (Check::Fails, "; rate: no runs".into());
+    }
+    let ok = fits.iter().all(|((s, r2), _)| *s < 0.0 && *r2 >= min_r2);
+    let per_round = fits.iter().map(|((s, _), _)| 10f64.powf(*s)).sum::<f64>() / fits.len() as f64;
+    let r2 = fits
+        .iter()
+        .map(|((_, r2), _)| *r2)
+        .fold(f64::INFINITY, f64::min);
+    let rows = fits.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    (
+        if ok { Check::Holds } else { Check::Fails },
+        format!(
+            "; rate ×{per_round:.4} per round, R² {r2:.3} over {rows} rows (R² ≥ {min_r2} asked)"
+        ),
+    )
+}
+
+/// `trend`: the values along the sweep key, per group of the other keys' values.
+fn judge_trend(exp: &Experiment, c: &ClaimSpec, records: &[RunRecord], t: Trend) -> Verdict {
+    let q = quantity(c);
+    let keys: Vec<&str> = exp
+        .points
+        .first()
+        .map(|p| p.coords.iter().map(|(k, _)| k.as_str()).collect())
+        .unwrap_or_default();
+    let names = label_names(&keys);
+    let along = match &c.along {
+        Some(a) => keys
+            .iter()
+            .position(|k| k == a || k.rsplit('.').next() == Some(a.as_str())),
+        None if keys.len() == 1 => Some(0),
+        None => None,
+    };
+    let Some(j) = along else {
+        return Verdict {
+            holds: false,
+            judged: 0,
+            evidence: vec!["no swept key to follow".into()],
+        };
+    };
+    let coord = |p: &Point, k: usize| format!("{}={}", names[k], fmt_value(&p.coords[k].1));
+    // Groups in order of first appearance, each its points in sweep order.
+    let mut groups: Vec<(String, Vec<&Point>)> = Vec::new();
+    for p in chosen(exp, c) {
+        let g: Vec<String> = (0..keys.len())
+            .filter(|&k| k != j)
+            .map(|k| coord(p, k))
+            .collect();
+        let g = g.join(",");
+        match groups.iter_mut().find(|(k, _)| *k == g) {
+            Some((_, ps)) => ps.push(p),
+            None => groups.push((g, vec![p])),
+        }
+    }
+    let tol = c
+        .tolerance
+        .unwrap_or(if t == Trend::Flat { 0.2 } else { 0.0 });
+    let (mut holds, mut judged, mut evidence) = (true, 0, Vec::new());
+    for (g, ps) in groups {
+        let mut seq: Vec<(String, Mean)> = Vec::new();
+        for p in ps {
+            match at_point(exp, c, records, &p.label, &c.method) {
+                Some(m) => seq.push((coord(p, j), m)),
+                None => evidence.push(format!("{}: no runs of {}", p.label, c.method)),
+            }
+        }
+        let head = if g.is_empty() {
+            format!("along {}", names[j])
+        } else {
+            format!("{g}, along {}", names[j])
+        };
+        if seq.len() < 2 {
+            evidence.push(format!("{head}: fewer than 2 points with runs, not judged"));
+            continue;
+        }
+        let ok = trend_check(
+            &seq.iter().map(|(_, m)| m.range()).collect::<Vec<_>>(),
+            t,
+            tol,
+        );
+        let values: Vec<String> = seq
+            .iter()
+            .map(|(x, m)| format!("{} ({x})", show(*m, q)))
+            .collect();
+        evidence.push(format!(
+            "{head}: {} {} — {t}{}",
+            c.method,
+            values.join(" → "),
+            ok.mark()
+        ));
+        holds &= ok == Check::Holds;
+        judged += seq.len();
+    }
+    Verdict {
+        holds: holds && judged > 0,
+        judged,
+        evidence,
+    }
+}
+
+/// Whether values (ranges, in order) follow `t` within relative tolerance `tol`.
+fn trend_check(v: &[Range], t: Trend, tol: f64) -> Check {
+    let slack = |x: f64| tol * x.abs();
+    match t {
+        Trend::Increasing => v.windows(2).fold(Check::Holds, |ok, w| {
+            let (prev, next) = (w[0], w[1]);
+            ok.and(Check::of(
+                prev.1.is_finite() && next.0 >= prev.1 - slack(prev.1),
+                next.1 < prev.0 - slack(prev.0),
+            ))
+        }),
+        Trend::Decreasing => v.windows(2).fold(Check::Holds, |ok, w| {
+            let (prev, next) = (w[0], w[1]);
+            ok.and(Check::of(
+                next.1 <= prev.0 + slack(prev.0),
+                prev.1.is_finite() && next.0 > prev.1 + slack(prev.1),
+            ))
+        }),
+        // max − min ≤ tol·min|v|: for positive values, max/min ≤ 1 + tol.
+        Trend::Flat => {
+            let max_hi = v.iter().map(|r| r.1).fold(f64::NEG_INFINITY, f64::max);
+            let min_lo = v.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
+            let max_lo = v.iter().map(|r| r.0).fold(f64::NEG_INFINITY, f64::max);
+            let min_hi = v.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+            let least = v.iter().map(|r| r.0.abs()).fold(f64::INFINITY, f64::min);
+            Check::of(
+                max_hi - min_lo <= tol * least,
+                min_hi.is_finite() && max_lo - min_hi > tol * min_hi.abs(),
+            )
+        }
+    }
+}
+
 /// The test a claim states, in words.
 fn test_text(c: &ClaimSpec) -> String {
-    let quantity = Quantity {
-        name: &c.quantity,
-        reach: c.reach,
-    };
+    let quantity = quantity(c);
     let q = quantity.text();
+    let subject = match &c.divided_by {
+        Some(d) => format!("{q} of {} / {q} of {d}", c.method),
+        None => format!("{q} of {}", c.method),
+    };
+    let each = c
+        .divided_by
+        .as_ref()
+        .map_or(String::new(), |d| format!(" (each over {d})"));
     let mut parts = Vec::new();
-    if !c.less_than.is_empty() {
-        let f = c.factor.map_or(String::new(), |f| format!("{f} × "));
-        parts.push(format!(
-            "{q} of {} < {f}that of {}",
-            c.method,
-            c.less_than.join(", ")
-        ));
+    let f = c.factor.map_or(String::new(), |f| format!("{f} × "));
+    for (list, op) in [
+        (&c.less_than, if c.or_equal { "≤" } else { "<" }),
+        (&c.greater_than, if c.or_equal { "≥" } else { ">" }),
+    ] {
+        if !list.is_empty() {
+            parts.push(format!(
+                "{subject} {op} {f}that of {}{each}",
+                list.join(", ")
+            ));
+        }
     }
     let num = |v: f64| {
-        if quantity.counts_rounds() {
+        if quantity.counts_rounds() || quantity.ratio {
             format!("{v}")
         } else {
             format!("{v:e}")
         }
     };
     if let Some(v) = c.at_most {
-        parts.push(format!("{q} of {} ≤ {}", c.method, num(v)));
+        parts.push(format!("{subject} ≤ {}", num(v)));
     }
     if let Some(v) = c.at_least {
-        parts.push(format!("{q} of {} ≥ {}", c.method, num(v)));
+        parts.push(format!("{subject} ≥ {}", num(v)));
     }
     if let Some(other) = &c.before {
         let o = Quantity {
             name: other,
-            reach: c.reach,
+            ..quantity
         }
         .text();
         parts.push(format!("{q} of {} < its {o}", c.method));
     }
+    if let Some(share) = c.near_paper {
+        parts.push(format!(
+            "{subject} within ±{:.0} % of the paper's value",
+            100.0 * share
+        ));
+    }
+    if c.rate.is_some() {
+        let upto = c
+            .reach
+            .map_or(String::new(), |v| format!(" until it is ≤ {v:e}"));
+        let name = Quantity {
+            reach: None,
+            ..quantity
+        }
+        .text();
+        parts.push(format!(
+            "{name} of {} falls linearly in rounds on a log scale{upto} (least-squares fit of \
+             log10: slope < 0, R² ≥ {})",
+            c.method,
+            c.min_r2.unwrap_or(0.9)
+        ));
+    }
+    if let Some(t) = c.trend {
+        let along = c.along.as_deref().unwrap_or("the sweep");
+        let how = match (t, c.tolerance) {
+            (Trend::Flat, tol) => format!(" (max/min ≤ {})", 1.0 + tol.unwrap_or(0.2)),
+            (_, Some(tol)) if tol > 0.0 => {
+                format!(
+                    " (a step may go back by {:.0} % of the previous)",
+                    100.0 * tol
+                )
+            }
+            _ => String::new(),
+        };
+        parts.push(format!("{subject} {t} along {along}{how}"));
+    }
     let at = if c.points.is_empty() {
-        "at every point".to_string()
+        if c.trend.is_some() {
+            "over every point".to_string()
+        } else {
+            "at every point".to_string()
+        }
     } else {
         format!("at {}", c.points.join(", "))
     };
@@ -264,7 +582,7 @@ pub fn section(exp: &Experiment, records: &[RunRecord]) -> String {
             s,
             "- {} **{}** — test: {}.",
             if v.holds { "✔" } else { "✘" },
-            c.text,
+            placeholders::render(exp, records, &c.text),
             test_text(c)
         );
         for e in &v.evidence {
@@ -276,9 +594,9 @@ pub fn section(exp: &Experiment, records: &[RunRecord]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::run::{RunKey, TraceRow};
+    use crate::run::TraceRow;
     use std::collections::BTreeMap;
 
     fn record(point: &str, label: &str, rounds: u64, converged: bool, stat: f64) -> RunRecord {
@@ -300,28 +618,8 @@ mod tests {
                 leak_err: Some(leak),
             })
             .collect::<Vec<_>>();
-        RunRecord {
-            key: RunKey {
-                point: point.into(),
-                // Not a label or name of the test manifest: the claims name it as a method.
-                method: label.into(),
-                label: label.into(),
-                params: String::new(),
-                seed: 1,
-                fingerprint: String::new(),
-            },
-            rounds: trace.last().map_or(0, |t| t.round),
-            converged,
-            stop_reason: String::new(),
-            trace,
-            bytes_up_per_client: vec![],
-            resolved: serde_json::Value::Null,
-            spectra: BTreeMap::new(),
-            threads: 1,
-            peak_rss_mib: None,
-            chosen: Default::default(),
-            error: None,
-        }
+        // The label is no label or name of the test manifest: the claims name it as a method.
+        RunRecord::crafted(point, label, converged, "", trace)
     }
 
     fn claim(text: &str) -> ClaimSpec {
@@ -329,7 +627,7 @@ mod tests {
     }
 
     /// experiments/dssal1/leakage.toml (one point), its point copied under `points`' labels.
-    fn experiment(points: &[&str]) -> Experiment {
+    pub(crate) fn experiment(points: &[&str]) -> Experiment {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("experiments/dssal1/leakage.toml");
         let mut exp = crate::plan::load(&path, "quick").unwrap();
@@ -408,10 +706,20 @@ mod tests {
         assert!(v.holds, "3 < ≥ 4 at x only: {:?}", v.evidence);
         assert_eq!(v.evidence.len(), 1, "judged at x only");
         assert!(v.evidence[0].contains("A 3 vs B ≥ 4"), "{:?}", v.evidence);
+        // Never reached by round 2: "≤ 5 rounds" may or may not hold.
         let cap =
             claim("text = 't'\nquantity = 'stationarity'\nreach = 1e-5\nmethod = 'A'\nat_most = 5");
         let v = judge(&exp, &cap, &runs);
-        assert!(v.holds && v.evidence[1].contains("≥ 2"), "{:?}", v.evidence);
+        assert!(!v.holds, "{:?}", v.evidence);
+        assert!(
+            v.evidence[1].contains("≥ 2") && v.evidence[1].contains("undetermined"),
+            "{:?}",
+            v.evidence
+        );
+        let refuted =
+            claim("text = 't'\nquantity = 'stationarity'\nreach = 1e-5\nmethod = 'A'\nat_most = 1\npoints = ['y']");
+        let v = judge(&exp, &refuted, &runs);
+        assert!(v.evidence[0].ends_with("✘"), "≥ 2 > 1: {:?}", v.evidence);
         let before = claim(
             "text = 't'\nquantity = 'leak_err'\nreach = 1e-5\nmethod = 'A'\nbefore = 'stationarity'",
         );
@@ -435,6 +743,332 @@ mod tests {
             "{:?}",
             v.evidence
         );
+    }
+
+    /// A sweep over two keys, n (along) and clients, each point labelled as the sweep does.
+    fn two_keys(ns: &[i64], clients: &[i64]) -> Experiment {
+        let mut exp = experiment(&["x"]);
+        let p0 = exp.points[0].clone();
+        exp.points = clients
+            .iter()
+            .flat_map(|&c| ns.iter().map(move |&n| (n, c)))
+            .map(|(n, c)| {
+                let mut p = p0.clone();
+                p.label = format!("n={n},clients={c}");
+                p.coords = vec![
+                    ("data.n".into(), toml::Value::Integer(n)),
+                    ("partition.clients".into(), toml::Value::Integer(c)),
+                ];
+                p
+            })
+            .collect();
+        exp
+    }
+
+    #[test]
+    fn greater_than_scales_by_factor_and_or_equal_allows_ties() {
+        let exp = experiment(&["x"]);
+        let runs = vec![
+            record("x", "A", 30, true, 1e-9),
+            record("x", "B", 20, true, 1e-9),
+            record("x", "C", 30, true, 1e-9),
+        ];
+        let gt = |extra: &str| {
+            judge(
+                &exp,
+                &claim(&format!(
+                    "text = 't'\nquantity = 'rounds'\nmethod = 'A'\n{extra}"
+                )),
+                &runs,
+            )
+        };
+        let v = gt("greater_than = ['B']");
+        assert!(
+            v.holds && v.evidence[0].contains("A 30 vs B 20"),
+            "{:?}",
+            v.evidence
+        );
+        assert!(
+            !gt("greater_than = ['B']\nfactor = 2").holds,
+            "30 > 40 fails"
+        );
+        assert!(!gt("greater_than = ['C']").holds, "30 > 30 fails");
+        assert!(gt("greater_than = ['C']\nor_equal = true").holds, "30 ≥ 30");
+        assert!(gt("less_than = ['C']\nor_equal = true").holds, "30 ≤ 30");
+        assert!(
+            !gt("less_than = ['B']\nor_equal = true").holds,
+            "30 ≤ 20 fails"
+        );
+    }
+
+    #[test]
+    fn divided_by_is_a_ratio_and_a_capped_numerator_a_lower_bound() {
+        let exp = experiment(&["x", "y"]);
+        let runs = vec![
+            // x: A capped at 40 rounds, B exact 20: A / B ≥ 2.
+            record("x", "A", 40, false, 1e-3),
+            record("x", "B", 20, true, 1e-9),
+            // y: A exact 20, B capped at 40: A / B is ≤ 0.5, which the ratio does not claim.
+            record("y", "A", 20, true, 1e-9),
+            record("y", "B", 40, false, 1e-3),
+        ];
+        let at = |test: &str, point: &str| {
+            judge(
+                &exp,
+                &claim(&format!(
+                    "text = 't'\nquantity = 'rounds'\nmethod = 'A'\ndivided_by = 'B'\n{test}\npoints = ['{point}']"
+                )),
+                &runs,
+            )
+        };
+        let v = at("at_least = 1.5", "x");
+        assert!(v.holds, "≥ 2 ≥ 1.5: {:?}", v.evidence);
+        assert!(v.evidence[0].contains("A / B ≥ 2.00"), "{:?}", v.evidence);
+        let v = at("at_most = 1.5", "x");
+        assert!(
+            !v.holds && !v.evidence[0].contains("undetermined"),
+            "≥ 2 > 1.5: {:?}",
+            v.evidence
+        );
+        let v = at("at_most = 3", "x");
+        assert!(
+            !v.holds && v.evidence[0].contains("undetermined"),
+            "{:?}",
+            v.evidence
+        );
+        let v = at("at_most = 1", "y");
+        assert!(!v.holds, "{:?}", v.evidence);
+        assert!(v.evidence[0].contains("undetermined"), "{:?}", v.evidence);
+        // Exact over exact: a plain ratio, and each other method divided too.
+        let exact = vec![
+            record("x", "A", 10, true, 1e-9),
+            record("x", "B", 20, true, 1e-9),
+            record("x", "C", 40, true, 1e-9),
+        ];
+        let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\ndivided_by = 'B'\nless_than = ['C']\npoints = ['x']");
+        let v = judge(&exp, &c, &exact);
+        assert!(v.holds, "0.5 < 2: {:?}", v.evidence);
+        assert!(
+            v.evidence[0].contains("A / B 0.50 vs C 2.00"),
+            "{:?}",
+            v.evidence
+        );
+    }
+
+    #[test]
+    fn trend_follows_along_within_each_group_of_the_other_key() {
+        let exp = two_keys(&[1, 2, 3], &[4, 8]);
+        let runs = |eight: [u64; 3]| -> Vec<RunRecord> {
+            let mut r = Vec::new();
+            for (n, (four, eight)) in [10u64, 20, 30].iter().zip(eight).enumerate() {
+                r.push(record(
+                    &format!("n={},clients=4", n + 1),
+                    "A",
+                    *four,
+                    true,
+                    1e-9,
+                ));
+                r.push(record(
+                    &format!("n={},clients=8", n + 1),
+                    "A",
+                    eight,
+                    true,
+                    1e-9,
+                ));
+            }
+            r
+        };
+        let rising = runs([12, 22, 32]);
+        let t = |extra: &str| {
+            claim(&format!(
+                "text = 't'\nquantity = 'rounds'\nmethod = 'A'\nalong = 'n'\n{extra}"
+            ))
+        };
+        let v = judge(&exp, &t("trend = 'increasing'"), &rising);
+        assert!(v.holds && v.judged == 6, "{:?}", v.evidence);
+        assert_eq!(v.evidence.len(), 2, "one line per group: {:?}", v.evidence);
+        assert!(
+            v.evidence[0].starts_with("clients=4, along n: A 10 (n=1) → 20 (n=2) → 30 (n=3)"),
+            "{:?}",
+            v.evidence
+        );
+        assert!(!judge(&exp, &t("trend = 'decreasing'"), &rising).holds);
+        // One group goes back from 12 to 6: not increasing, unless half a step back is allowed.
+        let dip = runs([12, 6, 32]);
+        let v = judge(&exp, &t("trend = 'increasing'"), &dip);
+        assert!(!v.holds, "{:?}", v.evidence);
+        assert!(v.evidence[0].ends_with("✔") && v.evidence[1].ends_with("✘"));
+        assert!(judge(&exp, &t("trend = 'increasing'\ntolerance = 0.5"), &dip).holds);
+        // Flat: max/min ≤ 1.2 by default.
+        let flat = runs([10, 11, 12]);
+        let f = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nalong = 'data.n'\ntrend = 'flat'\npoints = ['n=1,clients=8', 'n=2,clients=8', 'n=3,clients=8']");
+        assert!(judge(&exp, &f, &flat).holds);
+        assert!(!judge(&exp, &f, &rising).holds, "12 → 32 is not flat");
+        // A capped count that keeps rising proves nothing about "decreasing" beyond its bound.
+        let capped = vec![
+            record("n=1,clients=4", "A", 10, true, 1e-9),
+            record("n=2,clients=4", "A", 5, false, 1e-3),
+        ];
+        let v = judge(&exp, &t("trend = 'decreasing'"), &capped);
+        assert!(
+            !v.holds && v.evidence[0].contains("undetermined"),
+            "{:?}",
+            v.evidence
+        );
+        // One point with runs per group: nothing judged.
+        let lone = vec![record("n=1,clients=4", "A", 10, true, 1e-9)];
+        let v = judge(&exp, &t("trend = 'increasing'"), &lone);
+        assert!(!v.holds && v.judged == 0, "{:?}", v.evidence);
+    }
+
+    #[test]
+    fn near_paper_allows_the_share_and_reads_bounds() {
+        let mut exp = experiment(&["x", "y"]);
+        exp.paper_results =
+            vec![toml::from_str("method = 'A'\npoint = 'x'\nrounds = 100").unwrap()];
+        let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nnear_paper = 0.2");
+        let with = |rounds: u64, converged: bool| {
+            judge(
+                &exp,
+                &c,
+                &[
+                    record("x", "A", rounds, converged, 1e-9),
+                    record("y", "A", 5, true, 1e-9),
+                ],
+            )
+        };
+        let v = with(110, true);
+        assert!(
+            v.holds && v.judged == 1,
+            "y has no paper value: {:?}",
+            v.evidence
+        );
+        assert!(
+            v.evidence[0].contains("vs paper 100 (ours/paper 1.10"),
+            "{:?}",
+            v.evidence
+        );
+        assert!(
+            v.evidence[1].contains("no paper value, not judged"),
+            "{:?}",
+            v.evidence
+        );
+        assert!(!with(130, true).holds, "30 % off");
+        let v = with(130, false);
+        assert!(
+            !v.holds && !v.evidence[0].contains("undetermined"),
+            "≥ 130 is off: {:?}",
+            v.evidence
+        );
+        let v = with(50, false);
+        assert!(
+            !v.holds && v.evidence[0].contains("undetermined"),
+            "≥ 50: {:?}",
+            v.evidence
+        );
+    }
+
+    #[test]
+    fn rate_fits_a_geometric_trace_and_refuses_a_plateau() {
+        let exp = experiment(&["x"]);
+        let rows = |f: &dyn Fn(u64) -> f64| -> Vec<(u64, f64, f64)> {
+            (0..20).map(|k| (k, f(k), f64::NAN)).collect()
+        };
+        let geometric = traced("x", "A", true, &rows(&|k| 1e-2 * 0.5f64.powi(k as i32)));
+        let plateau = traced(
+            "x",
+            "A",
+            true,
+            &rows(&|k| 1e-2 * 0.5f64.powi(k.min(3) as i32)),
+        );
+        let c = claim("text = 't'\nquantity = 'stationarity'\nmethod = 'A'\nrate = 'linear'");
+        let v = judge(&exp, &c, &[geometric]);
+        assert!(v.holds, "{:?}", v.evidence);
+        assert!(
+            v.evidence[0].contains("rate ×0.5000 per round, R² 1.000"),
+            "{:?}",
+            v.evidence
+        );
+        let v = judge(&exp, &c, std::slice::from_ref(&plateau));
+        assert!(!v.holds, "{:?}", v.evidence);
+        // Up to `reach` only: the fall before the plateau is linear.
+        let to = claim(
+            "text = 't'\nquantity = 'stationarity'\nmethod = 'A'\nrate = 'linear'\nreach = 1.25e-3",
+        );
+        let v = judge(&exp, &to, std::slice::from_ref(&plateau));
+        assert!(
+            !v.holds && v.evidence[0].contains("fewer than 5"),
+            "4 rows: {:?}",
+            v.evidence
+        );
+        let longer = traced(
+            "x",
+            "A",
+            true,
+            &rows(&|k| 1e-2 * 0.5f64.powi(k.min(8) as i32)),
+        );
+        let to = claim(
+            "text = 't'\nquantity = 'stationarity'\nmethod = 'A'\nrate = 'linear'\nreach = 1e-4",
+        );
+        assert!(judge(&exp, &to, &[longer]).holds);
+    }
+
+    #[test]
+    fn relative_to_start_divides_by_the_first_value() {
+        let exp = experiment(&["x"]);
+        let runs = vec![traced(
+            "x",
+            "A",
+            true,
+            &[
+                (0, 100.0, f64::NAN),
+                (1, 1.0, f64::NAN),
+                (2, 1e-4, f64::NAN),
+            ],
+        )];
+        let c = |extra: &str| {
+            claim(&format!(
+                "text = 't'\nquantity = 'stationarity'\nmethod = 'A'\n{extra}"
+            ))
+        };
+        assert!(
+            !judge(&exp, &c("at_most = 1e-5"), &runs).holds,
+            "1e-4 absolute"
+        );
+        let v = judge(&exp, &c("at_most = 1e-5\nrelative_to = 'start'"), &runs);
+        assert!(
+            v.holds && v.evidence[0].contains("1.000e-6"),
+            "{:?}",
+            v.evidence
+        );
+        // Rounds until 1 % of the start: round 1.
+        let v = judge(
+            &exp,
+            &c("relative_to = 'start'\nreach = 1e-2\nat_most = 1"),
+            &runs,
+        );
+        assert!(v.holds && v.evidence[0].contains("A 1"), "{:?}", v.evidence);
+    }
+
+    #[test]
+    fn every_test_is_said_in_words() {
+        let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\ndivided_by = 'B'\ngreater_than = ['C']\nor_equal = true\nat_most = 2");
+        assert_eq!(
+            test_text(&c),
+            "rounds of A / rounds of B ≥ that of C (each over B) and rounds of A / rounds of B ≤ 2, at every point"
+        );
+        let c = claim("text = 't'\nquantity = 'kkt'\nmethod = 'A'\nrate = 'linear'\nrelative_to = 'start'\nreach = 1e-5");
+        assert!(test_text(&c).contains(
+            "kkt / its start of A falls linearly in rounds on a log scale until it is ≤ 1e-5"
+        ));
+        let c =
+            claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\ntrend = 'flat'\nalong = 'kappa'");
+        assert_eq!(
+            test_text(&c),
+            "rounds of A flat along kappa (max/min ≤ 1.2), over every point"
+        );
+        let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nnear_paper = 0.2");
+        assert!(test_text(&c).contains("within ±20 % of the paper's value"));
     }
 
     #[test]

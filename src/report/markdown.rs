@@ -6,7 +6,7 @@ use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::methods::registry;
 use crate::plot::ticks::trim_zeros;
 use crate::problem::MetricDef;
-use crate::run::{describe, Outcome, RunRecord, Status};
+use crate::run::{describe, Outcome, RunRecord, Status, MIN_GAIN};
 use crate::spec::{Experiment, Gen, Point};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -129,6 +129,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         );
     }
     if let Some(desc) = &exp.description {
+        let desc = super::placeholders::render(exp, &out.records, desc);
         let _ = writeln!(s, "{}\n", desc.trim());
     }
     let _ = writeln!(s, "## Setting\n");
@@ -531,27 +532,42 @@ fn stops(exp: &Experiment, runs: &[&RunRecord]) -> String {
 /// What the statuses mean under this experiment's stop rule (after the main table).
 fn status_legend(s: &mut String, exp: &Experiment) {
     let st = &exp.stop;
-    let rule27 = match (&st.objective_tol, &st.target) {
-        (Some(_), None) => {
-            " Here no target is set, so \"converged (objective_change)\" means stopped by rule \
-             (27) alone, |f_k − f_(k−1)| ≤ τ·f_k, as the paper stops: no accuracy was checked."
-        }
-        _ => "",
+    let rule27 = match (&st.objective_tol, &st.target, accuracy(exp)) {
+        (Some(_), None, Some(m)) => format!(
+            " Here no target is set, so a run stopped by rule (27), |f_k − f_(k−1)| ≤ τ·f_k, as the \
+             paper stops, is *converged* while its {m} was still improving, and *stalled* when \
+             the metric stopped improving: less than {:.0} % better over the last quarter of its \
+             trace (unless at round-off).",
+            100.0 * MIN_GAIN
+        ),
+        (Some(_), None, None) => " Here no target is set, so \"converged (objective_change)\" means \
+             stopped by rule (27) alone, |f_k − f_(k−1)| ≤ τ·f_k, as the paper stops: no accuracy \
+             was checked."
+            .to_string(),
+        _ => String::new(),
     };
     let _ = writeln!(
         s,
         "\nStop: *converged* = the stop rule's target or the method's own criterion was met (a \
          one-shot method: its answer computed); *stalled* = the relative objective change (eq. 27) \
-         stopped it with its target metric short of the target; *capped* = it reached max \
+         stopped it with its target metric short of the target, or with its accuracy metric no \
+         longer improving; *capped* = it reached max \
          rounds, the time budget or the method's own iteration cap first; *diverged*, *failed*: \
          a value not finite, an error.{rule27} Rounds of a run that did not converge, and ratios \
          computed from them, are lower bounds (≥)."
     );
 }
 
-/// Runs that stalled: rule (27) stopped them short of the target.
+/// The family's accuracy metric, by which rule (27) without a target is judged.
+fn accuracy(exp: &Experiment) -> Option<&'static str> {
+    crate::problem::family(exp.kind)
+        .accuracy()
+        .map(|a| a.metric)
+}
+
+/// Runs that stalled: rule (27) stopped them short of the target, or with the accuracy metric
+/// no longer improving.
 fn stalled(s: &mut String, exp: &Experiment, out: &Outcome) {
-    let Some(t) = &exp.stop.target else { return };
     let runs: Vec<&RunRecord> = out
         .records
         .iter()
@@ -560,16 +576,29 @@ fn stalled(s: &mut String, exp: &Experiment, out: &Outcome) {
     if runs.is_empty() {
         return;
     }
-    listed(
-        s,
-        &format!(
-            "stalled**: the relative objective change stopped them with {} short of its \
-             target {:e}.",
-            t.metric, t.value
+    let (what, metric) = match (&exp.stop.target, accuracy(exp)) {
+        (Some(t), _) => (
+            format!(
+                "stalled**: the relative objective change stopped them with {} short of its \
+                 target {:e}.",
+                t.metric, t.value
+            ),
+            t.metric.as_str(),
         ),
-        &runs,
-        |r| format!("{} = {}", t.metric, sci(r.last().metric(&t.metric))),
-    );
+        (None, Some(m)) => (
+            format!(
+                "stalled**: the relative objective change stopped them after their {m} stopped \
+                 improving (metric stopped improving: less than {:.0} % better over the last \
+                 quarter of the trace).",
+                100.0 * MIN_GAIN
+            ),
+            m,
+        ),
+        (None, None) => return,
+    };
+    listed(s, &what, &runs, |r| {
+        format!("{metric} = {}", sci(r.last().metric(metric)))
+    });
 }
 
 /// Runs that stopped on an error or panic of their method, with its message.

@@ -9,7 +9,7 @@ mod stop;
 
 pub use observe::Observe;
 pub use record::{RunKey, RunRecord, RunStore, TraceRow};
-pub use stop::{Status, StopReason, StopRule};
+pub use stop::{Status, StopReason, StopRule, MIN_GAIN};
 
 use crate::data::cache::MatrixCache;
 use crate::data::prepare::KeyMismatch;
@@ -529,8 +529,7 @@ pub fn run_one(
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let counters = net.counters();
-    let last = trace.last().expect("a run has at least its round-0 row");
-    let status = Status::of(&reason, &exp.stop, exp.kind, last);
+    let status = Status::of(&reason, &exp.stop, exp.kind, &trace);
     Ok(RunRecord {
         spectra,
         key,

@@ -205,6 +205,39 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// A run made up for a test: `label` (also its method) at `point`, its rounds those of the
+    /// trace's last row, stopped for `stop_reason`.
+    #[cfg(test)]
+    pub(crate) fn crafted(
+        point: &str,
+        label: &str,
+        converged: bool,
+        stop_reason: &str,
+        trace: Vec<TraceRow>,
+    ) -> Self {
+        RunRecord {
+            key: RunKey {
+                point: point.into(),
+                method: label.into(),
+                label: label.into(),
+                params: String::new(),
+                seed: 1,
+                fingerprint: String::new(),
+            },
+            rounds: trace.last().map_or(0, |t| t.round),
+            converged,
+            stop_reason: stop_reason.into(),
+            trace,
+            bytes_up_per_client: vec![],
+            resolved: serde_json::Value::Null,
+            spectra: BTreeMap::new(),
+            threads: 1,
+            peak_rss_mib: None,
+            chosen: Default::default(),
+            error: None,
+        }
+    }
+
     /// First round at which `value` is at or below `target`.
     pub fn first_round_below(
         &self,
@@ -222,7 +255,7 @@ impl RunRecord {
     pub fn status(&self, stop: &StopSpec, kind: Kind) -> Status {
         self.stop_reason
             .parse::<StopReason>()
-            .map_or(Status::Failed, |r| Status::of(&r, stop, kind, self.last()))
+            .map_or(Status::Failed, |r| Status::of(&r, stop, kind, &self.trace))
     }
 
     pub fn last(&self) -> &TraceRow {

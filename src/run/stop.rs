@@ -62,20 +62,30 @@ impl std::str::FromStr for StopReason {
 }
 
 /// What a run's end means for its result, derived by [`Status::of`] from its stop reason, the
-/// manifest's `[stop]` and its final metrics, so `dpca render` computes it from committed CSVs.
+/// manifest's `[stop]` and its trace, so `dpca render` computes it from committed CSVs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// The stop rule's target or the method's own criterion was met, a one-shot method computed
     /// its answer, or — with no target in `[stop]` — the relative objective change (FAPS (27))
-    /// fired: converged by that rule, no accuracy checked.
+    /// fired while the family's accuracy metric was still improving (or at round-off).
     Converged,
-    /// The relative objective change fired with the target metric short of `[stop] target`.
+    /// The relative objective change fired with the target metric short of `[stop] target`, or,
+    /// without a target, with the family's accuracy metric no longer improving: less than
+    /// [`MIN_GAIN`] better over the last quarter of the trace ([`Family::accuracy`]).
+    ///
+    /// [`Family::accuracy`]: crate::problem::Family::accuracy
     Stalled,
     /// Max rounds, the time budget, or the method's own iteration cap before its criterion held.
     Capped,
     Diverged,
     Failed,
 }
+
+/// The share by which the accuracy metric must improve over the last quarter of a run's trace
+/// for rule (27) to count as converged without a target: one default for every experiment.
+pub const MIN_GAIN: f64 = 0.1;
+/// Fewest trace rows whose last quarter (2 rows) can show that a metric stopped improving.
+const MIN_ROWS: usize = 8;
 
 impl Status {
     pub fn as_str(self) -> &'static str {
@@ -88,12 +98,16 @@ impl Status {
         }
     }
 
-    /// The status of a run that stopped for `reason` under `stop`, its last trace row `last`.
-    pub fn of(reason: &StopReason, stop: &StopSpec, kind: Kind, last: &TraceRow) -> Self {
+    /// The status of a run that stopped for `reason` under `stop`, its trace `trace`.
+    pub fn of(reason: &StopReason, stop: &StopSpec, kind: Kind, trace: &[TraceRow]) -> Self {
         match reason {
             StopReason::ObjectiveChange => match &stop.target {
-                Some(t) if !reached(t, kind, last) => Self::Stalled,
-                _ => Self::Converged,
+                Some(t) if !trace.last().is_some_and(|last| reached(t, kind, last)) => {
+                    Self::Stalled
+                }
+                Some(_) => Self::Converged,
+                None if stopped_improving(kind, trace) => Self::Stalled,
+                None => Self::Converged,
             },
             // Under `own_criterion`, a method that is done without its criterion holding (checked
             // first) ran out of its own iterations (DCF-PCA's epochs); without it, `done` is a
@@ -105,6 +119,33 @@ impl Status {
             StopReason::Failed => Self::Failed,
         }
     }
+}
+
+/// Whether the family's accuracy metric stopped improving: over the last quarter of the trace
+/// its best value is less than [`MIN_GAIN`] below its value where that quarter starts, and the
+/// run is not at round-off. A short trace, or a metric this run does not define (NaN), never is.
+pub fn stopped_improving(kind: Kind, trace: &[TraceRow]) -> bool {
+    let Some(acc) = crate::problem::family(kind).accuracy() else {
+        return false;
+    };
+    let values: Vec<f64> = trace
+        .iter()
+        .map(|t| t.metric(acc.metric).unwrap_or(f64::NAN))
+        .collect();
+    if values.len() < MIN_ROWS {
+        return false;
+    }
+    let quarter = &values[values.len() * 3 / 4..];
+    let (start, last) = (quarter[0], quarter[quarter.len() - 1]);
+    if !(start.is_finite() && last.is_finite()) || last <= acc.solved {
+        return false;
+    }
+    let best = quarter
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    best >= (1.0 - MIN_GAIN) * start
 }
 
 /// Whether `last` meets the target; a missing or NaN metric never does.
@@ -257,7 +298,7 @@ mod tests {
             .collect::<Vec<_>>());
         for round in 1.. {
             if let Some(r) = rule.check(round, &info, &metrics, 0.0) {
-                let s = Status::of(&r, spec, Kind::Subspace, &last);
+                let s = Status::of(&r, spec, Kind::Subspace, std::slice::from_ref(&last));
                 return (r, s);
             }
         }
@@ -274,7 +315,7 @@ mod tests {
         // Rule (27) firing as the target is met (it is checked first) has converged.
         let met = row(&[("kkt", 1e-6)]);
         assert_eq!(
-            Status::of(&StopReason::ObjectiveChange, &spec, Kind::Subspace, &met),
+            Status::of(&StopReason::ObjectiveChange, &spec, Kind::Subspace, &[met]),
             Status::Converged
         );
         // Without a target, rule (27) is the paper's own: converged by it.
@@ -285,9 +326,55 @@ mod tests {
         // A NaN target metric never meets it.
         let r = row(&[("kkt", f64::NAN)]);
         assert_eq!(
-            Status::of(&StopReason::ObjectiveChange, &spec, Kind::Subspace, &r),
+            Status::of(&StopReason::ObjectiveChange, &spec, Kind::Subspace, &[r]),
             Status::Stalled
         );
+    }
+
+    /// A subspace trace of `n` rows whose KKT is `kkt(round)`.
+    fn trace(n: u64, kkt: impl Fn(u64) -> f64) -> Vec<TraceRow> {
+        (0..n)
+            .map(|k| {
+                let mut t = row(&[("kkt", kkt(k))]);
+                t.round = k;
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_a_target_rule_27_on_a_plateau_stalls() {
+        let of = |spec: &StopSpec, t: &[TraceRow]| {
+            Status::of(&StopReason::ObjectiveChange, spec, Kind::Subspace, t)
+        };
+        let none = stop(None, false);
+        // FAPS fig. 4 at κ = 10: down to 4.7e-6, then flat for the last half of the run.
+        let plateau = trace(400, |k| 4.7e-6 * (1.0 + 0.5f64.powi(k.min(200) as i32)));
+        assert_eq!(of(&none, &plateau), Status::Stalled);
+        assert!(stopped_improving(Kind::Subspace, &plateau));
+        // SSI: geometric to the end (0.996 per round: 87 % better over the last 500 rounds).
+        let geometric = trace(2000, |k| 2e-3 * 0.996f64.powi(k as i32));
+        assert_eq!(of(&none, &geometric), Status::Converged);
+        // Improving by 9 % over the last quarter is not enough; by 11 % is.
+        let slow = |gain: f64| {
+            trace(100, move |k| {
+                if k < 75 {
+                    1e-3
+                } else {
+                    1e-3 * (1.0 - gain * (k - 75) as f64 / 24.0)
+                }
+            })
+        };
+        assert_eq!(of(&none, &slow(0.09)), Status::Stalled);
+        assert_eq!(of(&none, &slow(0.11)), Status::Converged);
+        // At round-off a flat metric is at the solution.
+        assert_eq!(of(&none, &trace(100, |_| 1e-13)), Status::Converged);
+        // A target met decides, plateau or not.
+        let target = stop(Some(("kkt", 1e-5)), false);
+        assert_eq!(of(&target, &plateau), Status::Converged);
+        // A short trace or a metric the run lacks shows no plateau.
+        assert_eq!(of(&none, &plateau[..5]), Status::Converged);
+        assert_eq!(of(&none, &trace(100, |_| f64::NAN)), Status::Converged);
     }
 
     #[test]
@@ -299,7 +386,14 @@ mod tests {
             (StopReason::MaxRounds, Status::Capped)
         );
         let last = row(&[("kkt", 1e-3)]);
-        let of = |r: StopReason, own| Status::of(&r, &stop(None, own), Kind::Subspace, &last);
+        let of = |r: StopReason, own| {
+            Status::of(
+                &r,
+                &stop(None, own),
+                Kind::Subspace,
+                std::slice::from_ref(&last),
+            )
+        };
         assert_eq!(of(StopReason::TimeBudget, false), Status::Capped);
         // A method done before its criterion held ran out of its own iterations...
         assert_eq!(of(StopReason::Done, true), Status::Capped);
@@ -318,7 +412,7 @@ mod tests {
                 &StopReason::ObjectiveChange,
                 &spec,
                 Kind::Sparse,
-                &row(&[("consensus", v)]),
+                &[row(&[("consensus", v)])],
             )
         };
         assert_eq!(of(0.95), Status::Converged);

@@ -12,6 +12,7 @@ mod data;
 mod locate;
 mod merge;
 mod names;
+pub mod placeholder;
 mod schema;
 
 use std::fmt;
@@ -33,9 +34,9 @@ pub use locate::Locator;
 pub use names::{plain_name, quoted};
 pub use schema::{
     AttackSpec, ClaimSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude, Noise,
-    Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec,
-    RawManifest, RawPoint, Scheme, Spectrum, StopSpec, Target, XAxis, KKT_ABS, LEAK_ABS, LEAK_ERR,
-    SWEEPABLE,
+    Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Rate,
+    RawManifest, RawPoint, RelativeTo, Scheme, Spectrum, StopSpec, Target, Trend, XAxis, KKT_ABS,
+    LEAK_ABS, LEAK_ERR, SWEEPABLE,
 };
 
 /// A manifest loaded with one profile, ready to run.
@@ -108,6 +109,26 @@ impl MethodSpec {
     }
 }
 
+/// [`Experiment::names_run`] over a list of method variants (before the experiment is built).
+pub fn names_run(
+    methods: &[MethodSpec],
+    who: &str,
+    method: &str,
+    label: &str,
+    variant: &str,
+) -> bool {
+    if methods
+        .iter()
+        .any(|m| m.full_label() == who && !m.variant.is_empty())
+    {
+        label_with_variant(label, variant) == who
+    } else if methods.iter().any(|m| m.label == who) {
+        label == who
+    } else {
+        method == who
+    }
+}
+
 /// "FAPS" or "FAPS (inner_steps=5)": how a method variant is named in tables and legends.
 pub fn label_with_variant(label: &str, variant: &str) -> String {
     if variant.is_empty() {
@@ -177,17 +198,7 @@ impl Experiment {
     /// refused when the manifest loads, see [`validate`]). So the paper's numbers attach to the
     /// configuration the paper ran, never to a variant of it.
     pub fn names_run(&self, who: &str, method: &str, label: &str, variant: &str) -> bool {
-        if self
-            .methods
-            .iter()
-            .any(|m| m.full_label() == who && !m.variant.is_empty())
-        {
-            label_with_variant(label, variant) == who
-        } else if self.methods.iter().any(|m| m.label == who) {
-            label == who
-        } else {
-            method == who
-        }
+        names_run(&self.methods, who, method, label, variant)
     }
 
     /// Whether the manifest reproduces a paper (names its file or gives its numbers); without

@@ -495,8 +495,11 @@ pub struct AttackSpec {
     pub unscaled: bool,
 }
 
-/// A claim of the paper, judged against our runs (report::claims): exactly one test of
-/// `less_than` (with an optional `factor`), `at_most`, `at_least`, `before`.
+/// A claim of the paper, judged against our runs (report::claims): at least one test of
+/// `less_than`, `greater_than` (each with an optional `factor` and `or_equal`), `at_most`,
+/// `at_least`, `before`, `near_paper`, `rate` (all must hold at every judged point), or
+/// `trend` alone (along the sweep). `divided_by` and `relative_to` change the quantity the tests
+/// read. Its `text` may hold `{{...}}` placeholders (see [`super::placeholder`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimSpec {
@@ -520,8 +523,15 @@ pub struct ClaimSpec {
     /// Its value is below `factor` × each of these methods' values.
     #[serde(default)]
     pub less_than: Vec<String>,
+    /// Its value is above `factor` × each of these methods' values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub greater_than: Vec<String>,
+    /// The factor of `less_than` / `greater_than` (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub factor: Option<f64>,
+    /// `less_than` / `greater_than` non-strict (≤ / ≥): "no worse than".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub or_equal: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -530,6 +540,66 @@ pub struct ClaimSpec {
     /// metric does ("the attack is exact before the method converges").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<String>,
+    /// Another method (label or name): the quantity becomes the method's value divided by this
+    /// one's at the same point (FAPS rounds / SSI rounds). A lower bound over an exact value is
+    /// a lower bound; a bound in the denominator leaves the ratio undetermined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divided_by: Option<String>,
+    /// The values along the sweep, in sweep order, rise, fall or stay flat (within
+    /// `tolerance`); per group of the other swept keys' values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trend: Option<Trend>,
+    /// With `trend`: the swept key ("data.kappa" or its last segment "kappa"); required when
+    /// the sweep has more than one key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub along: Option<String>,
+    /// With `trend`, relative: each step of "increasing"/"decreasing" may go the wrong way by at
+    /// most tolerance × the previous value (default 0); "flat" holds when max/min ≤ 1 +
+    /// tolerance (default 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// `"start"`: the metric is divided by its first finite value in the run's trace (error
+    /// reduction relative to the data's own scale); `reach` then applies to that ratio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_to: Option<RelativeTo>,
+    /// Within ±this share of the paper's value for the method at the point (`[[paper_results]]`:
+    /// `rounds`, `time_s` or the metric; with `reach`, its `rounds`): 0.2 is ±20 %. A point
+    /// without a paper value is not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near_paper: Option<f64>,
+    /// `"linear"`: the metric decays linearly in rounds on a log scale, by a least-squares fit
+    /// of log10(metric) against round up to the first row at or below `reach` (or the whole
+    /// trace): slope < 0 and R² ≥ `min_r2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// With `rate`: the least R² of the fit (default 0.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_r2: Option<f64>,
+}
+
+/// A claim's `trend` along a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    Increasing,
+    Decreasing,
+    Flat,
+}
+
+/// A claim's `relative_to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelativeTo {
+    /// The metric's first finite value in the run's trace.
+    Start,
+}
+
+/// A claim's `rate` of decay in rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    /// log10(metric) falls linearly in rounds.
+    Linear,
 }
 
 /// What the paper reports for one method, in our units, printed beside our numbers. Besides
@@ -583,4 +653,5 @@ names!(Magnitude { Sign => "sign", Uniform => "uniform" });
 names!(Spectrum { Geometric => "geometric", Arithmetic => "arithmetic" });
 names!(Scheme { Even => "even", Uneven => "uneven", Iid => "iid", Dirichlet => "dirichlet" });
 names!(PlotKind { Line => "line", RoundsToTarget => "rounds_to_target", Bars => "bars", Heatmap => "heatmap", Spectrum => "spectrum", Final => "final" });
+names!(Trend { Increasing => "increasing", Decreasing => "decreasing", Flat => "flat" });
 names!(XAxis { Rounds => "rounds", Seconds => "seconds", Vectors => "vectors", CommVectors => "comm_vectors", Bytes => "bytes" });

@@ -1440,3 +1440,230 @@ fn abort_sizes_and_file_names_are_bounded_at_load() {
     let w = edit("id = \"table9\"", "id = \"ünï\"");
     assert!(load_err(&w, "paper").to_string().contains("ASCII letters"));
 }
+
+/// The claim vocabulary's keys are checked where they are written: a claim without a test, a
+/// trend of no kind or along no swept key, a method no entry has, near_paper without the paper's
+/// numbers, a rate of rounds.
+#[test]
+fn claim_keys_are_checked_where_written() {
+    let sweep = "[sweep]\n\"data.xi\" = [1.01, 1.1]\n\n[profiles.quick]";
+    let with = |claim: &str, swept: bool| {
+        let w = edit(
+            "[profiles.quick]",
+            &format!("[[claims]]\ntext = \"t\"\nmethod = \"SSI\"\n{claim}\n\n[profiles.quick]"),
+        );
+        if swept {
+            write(&w.text.replacen("[profiles.quick]", sweep, 1))
+        } else {
+            w
+        }
+    };
+    let cases: &[(&str, bool, &str, &str, &[&str])] = &[
+        (
+            "quantity = \"rounds\"",
+            false,
+            "text = \"t\"",
+            "claims[0].text",
+            &["needs a test"],
+        ),
+        (
+            "quantity = \"rounds\"\ntrend = \"upward\"",
+            true,
+            "trend =",
+            "claims[0].trend",
+            &["upward", "increasing"],
+        ),
+        (
+            "quantity = \"rounds\"\ntrend = \"increasing\"\nalong = \"kappa\"",
+            true,
+            "along =",
+            "claims[0].along",
+            &["not a swept key", "`data.xi`"],
+        ),
+        (
+            "quantity = \"rounds\"\ntrend = \"increasing\"",
+            false,
+            "trend =",
+            "claims[0].trend",
+            &["no [sweep]"],
+        ),
+        (
+            "quantity = \"rounds\"\nat_most = 2\ndivided_by = \"DSA\"",
+            false,
+            "divided_by =",
+            "claims[0].divided_by",
+            &["not a method of this manifest"],
+        ),
+        (
+            "quantity = \"rounds\"\ngreater_than = [\"DSA\"]",
+            false,
+            "greater_than =",
+            "claims[0].greater_than[0]",
+            &["not a method of this manifest"],
+        ),
+        (
+            "quantity = \"rounds\"\nless_than = [\"DSA\"]",
+            false,
+            "less_than =",
+            "claims[0].less_than[0]",
+            &["not a method of this manifest"],
+        ),
+        (
+            "quantity = \"kkt\"\nnear_paper = 0.2",
+            false,
+            "near_paper =",
+            "claims[0].near_paper",
+            &["gives `kkt`"],
+        ),
+        (
+            "quantity = \"rounds\"\nrate = \"linear\"",
+            false,
+            "rate =",
+            "claims[0].rate",
+            &["must be a metric"],
+        ),
+        (
+            "quantity = \"rounds\"\nat_most = 2\ntolerance = 0.1",
+            false,
+            "tolerance =",
+            "claims[0].tolerance",
+            &["goes with trend"],
+        ),
+        (
+            "quantity = \"rounds\"\nat_most = 2\nor_equal = true",
+            false,
+            "or_equal =",
+            "claims[0].or_equal",
+            &["goes with less_than or greater_than"],
+        ),
+        (
+            "quantity = \"rounds\"\nrelative_to = \"start\"\nat_most = 2",
+            false,
+            "relative_to =",
+            "claims[0].relative_to",
+            &["must be a metric"],
+        ),
+        (
+            "quantity = \"rounds\"\ntrend = \"flat\"\nat_most = 2",
+            true,
+            "trend =",
+            "claims[0].trend",
+            &["two claims"],
+        ),
+    ];
+    for (claim, swept, line, key, words) in cases {
+        let w = with(claim, *swept);
+        expect(&load_err(&w, "paper"), line_of(&w.text, line), key, words);
+    }
+    // near_paper needs [[paper_results]] for the method at all.
+    let w = write(
+        &with("quantity = \"rounds\"\nnear_paper = 0.2", false)
+            .text
+            .replacen(
+                "method = \"SSI\"\nrounds = 207",
+                "method = \"faps (inner_steps=3)\"\nrounds = 207",
+                1,
+            ),
+    );
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "near_paper ="),
+        "claims[0].near_paper",
+        &["no [[paper_results]]"],
+    );
+    // Two swept keys: `along` says which.
+    let two = with("quantity = \"rounds\"\ntrend = \"increasing\"", true);
+    let two = write(&two.text.replacen(
+        "\"data.xi\" = [1.01, 1.1]",
+        "\"data.xi\" = [1.01, 1.1]\n\"partition.clients\" = [4, 8]",
+        1,
+    ));
+    expect(
+        &load_err(&two, "paper"),
+        line_of(&two.text, "trend ="),
+        "claims[0].trend",
+        &["say along"],
+    );
+    // What is accepted loads.
+    for ok in [
+        ("quantity = \"rounds\"\ntrend = \"increasing\"\nalong = \"xi\"", true),
+        ("quantity = \"rounds\"\nnear_paper = 0.2", false),
+        ("quantity = \"kkt\"\nrate = \"linear\"\nreach = 1e-6\nrelative_to = \"start\"", false),
+        ("quantity = \"rounds\"\ndivided_by = \"faps (inner_steps=3)\"\ngreater_than = [\"faps (inner_steps=5)\"]\nor_equal = true", false),
+    ] {
+        load_ok(&with(ok.0, ok.1), "paper");
+    }
+}
+
+/// A placeholder in the prose that does not parse, or names what the manifest lacks, is an
+/// error naming the key and the placeholder.
+#[test]
+fn placeholders_are_checked_when_the_manifest_loads() {
+    let desc = |text: &str, swept: bool| {
+        let w = edit("seed = 7", &format!("seed = 7\ndescription = \"{text}\""));
+        if swept {
+            write(&w.text.replacen(
+                "[profiles.quick]",
+                "[sweep]\n\"data.xi\" = [1.01, 1.1]\n\n[profiles.quick]",
+                1,
+            ))
+        } else {
+            w
+        }
+    };
+    for (text, swept, words) in [
+        (
+            "took {{rounds of DSA}} rounds",
+            false,
+            &["`{{rounds of DSA}}`", "not a method of this manifest"][..],
+        ),
+        (
+            "took {{speed of SSI}}",
+            false,
+            &["`{{speed of SSI}}`", "not a metric"],
+        ),
+        (
+            "took {{kkt <= small of SSI}}",
+            false,
+            &["not a finite number"],
+        ),
+        (
+            "took {{rounds SSI}}",
+            false,
+            &["`{{rounds SSI}}`", "of <method>"],
+        ),
+        ("took {{rounds of SSI at xi=1.01}}", false, &["no [sweep]"]),
+        (
+            "took {{rounds of SSI at xi=2}}",
+            true,
+            &["\"xi=2\" is not a sweep point", "`xi=1.01`"],
+        ),
+        ("took {{rounds of SSI}}", true, &["2 points", "`at`"]),
+        (
+            "took {{rounds of SSI / faps}}",
+            false,
+            &["2 parameter variants"],
+        ),
+    ] {
+        let w = desc(text, swept);
+        expect(
+            &load_err(&w, "paper"),
+            line_of(&w.text, "description ="),
+            "description",
+            words,
+        );
+    }
+    // In a claim's text too.
+    let w = edit("[profiles.quick]", "[[claims]]\ntext = \"{{rounds of X}}\"\nmethod = \"SSI\"\nquantity = \"rounds\"\nat_most = 5\n\n[profiles.quick]");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "{{rounds of X}}"),
+        "claims[0].text",
+        &["{{rounds of X}}"],
+    );
+    let ok = desc(
+        "{{rounds of SSI at xi=1.1}}, {{kkt <= 1e-5 of SSI / faps (inner_steps=3) at xi=1.01}}",
+        true,
+    );
+    load_ok(&ok, "paper");
+}

@@ -37,6 +37,7 @@ pub(super) fn final_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpe
                     label: name,
                     points: vec![point],
                     style: None,
+                    end: None,
                 });
                 // The swept parameter is the x axis: one curve spans its values.
                 keys.push(CurveKey {

@@ -5,10 +5,10 @@ use super::{
     caption, file_safe, label, metrics, short, title, with_styles, y_label, y_of, CurveKey,
 };
 use crate::plot::style;
-use crate::plot::{render, LegendKey, LinePlot, Marker, Series};
+use crate::plot::{render, End, LegendKey, LinePlot, Marker, Series};
 use crate::report::looks::method_look;
 use crate::report::tables::paper_for;
-use crate::run::{RunRecord, TraceRow};
+use crate::run::{RunRecord, Status, TraceRow};
 use crate::spec::{Experiment, PlotSpec, XAxis};
 use anyhow::Result;
 use plotters::style::RGBColor;
@@ -107,6 +107,7 @@ fn legend_by_factor(exp: &Experiment, series: &[Series], keys: &[CurveKey]) -> V
                 colour: method_look(&k.method).map_or(st.colour, |(c, _)| c),
                 dash: Some(st.dash),
                 shape: None,
+                end: None,
             });
         }
     }
@@ -116,8 +117,58 @@ fn legend_by_factor(exp: &Experiment, series: &[Series], keys: &[CurveKey]) -> V
         colour: style::shade(grey, i, points),
         dash: None,
         shape: Some(style::SHAPES[i % style::SHAPES.len()]),
+        end: None,
     }));
+    lines.extend(end_keys(series));
     lines
+}
+
+/// How the runs of one curve ended, when not all converged: its end mark and the legend's
+/// words ("capped", "2 of 5 capped"). A stalled run is marked unless one is capped.
+fn ending(exp: &Experiment, runs: &[&RunRecord]) -> Option<(End, String)> {
+    let count = |s: Status| {
+        runs.iter()
+            .filter(|r| r.status(&exp.stop, exp.kind) == s)
+            .count()
+    };
+    let (end, word, k) = match (count(Status::Capped), count(Status::Stalled)) {
+        (0, 0) => return None,
+        (0, k) => (End::Stalled, "stalled", k),
+        (k, _) => (End::Capped, "capped", k),
+    };
+    let n = runs.len();
+    Some(if k == n {
+        (end, word.to_string())
+    } else {
+        (end, format!("{k} of {n} {word}"))
+    })
+}
+
+/// Series `s` ending as `runs` did: its end mark and "(capped)" after its label.
+fn marked(mut s: Series, exp: &Experiment, runs: &[&RunRecord]) -> Series {
+    if let Some((end, words)) = ending(exp, runs) {
+        s.label = format!("{} ({words})", s.label);
+        s.end = Some(end);
+    }
+    s
+}
+
+/// A legend by factor names no curve: its end marks get entries of their own.
+fn end_keys(series: &[Series]) -> Vec<LegendKey> {
+    [
+        (End::Capped, "capped: stopped at the round cap or budget"),
+        (End::Stalled, "stalled: stopped, no longer improving"),
+    ]
+    .into_iter()
+    .filter(|(e, _)| series.iter().any(|s| s.end == Some(*e)))
+    .map(|(e, label)| LegendKey {
+        label: label.into(),
+        colour: RGBColor(90, 90, 90),
+        dash: None,
+        shape: None,
+        end: Some(e),
+    })
+    .collect()
 }
 
 /// The (x, y) points of one run.
@@ -178,7 +229,9 @@ pub(super) fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec
                         ),
                         points: mean_points(&runs),
                         style: None,
+                        end: None,
                     };
+                    let s = marked(s, exp, members);
                     (s, CurveKey::of(exp, first, many.then_some(m)))
                 })
             })
@@ -191,7 +244,9 @@ pub(super) fn line_plot(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec
                         label: label(exp, r, many.then_some(m)),
                         points: run_points(spec, r, m),
                         style: None,
+                        end: None,
                     };
+                    let s = marked(s, exp, &[r]);
                     (s, CurveKey::of(exp, r, many.then_some(m)))
                 })
             })
@@ -264,6 +319,7 @@ pub(super) fn small_multiples(
 mod legend_tests {
     use super::*;
     use crate::plan;
+    use crate::run::TraceRow;
 
     #[test]
     fn many_curves_of_a_sweep_get_a_legend_by_factor() {
@@ -305,6 +361,69 @@ mod legend_tests {
         assert!(legend[2].shape.is_none() && legend[3].dash.is_none());
         // Few curves keep one entry per curve.
         assert!(legend_by_factor(&exp, &series[..3], &keys[..3]).is_empty());
+    }
+
+    /// A subspace run `label` stopped for `reason`, its KKT `kkt(round)` over `rounds` rounds.
+    fn kkt_run(label: &str, reason: &str, rounds: u64, kkt: impl Fn(u64) -> f64) -> RunRecord {
+        let trace = (0..=rounds)
+            .map(|k| {
+                let mut t = TraceRow::at_start([("kkt".to_string(), kkt(k))].into());
+                t.round = k;
+                t
+            })
+            .collect();
+        RunRecord::crafted("", label, false, reason, trace)
+    }
+
+    #[test]
+    fn capped_and_stalled_curves_end_in_their_mark_and_say_so() {
+        let mut exp = plan::load(Path::new("experiments/faps/table1.toml"), "paper")
+            .expect("committed manifest loads");
+        exp.stop.target = None;
+        let spec: PlotSpec = toml::from_str("file = 'f'\ny = 'kkt'").unwrap();
+        let geometric = |k: u64| 1e-2 * 0.9f64.powi(k as i32);
+        let plateau = |k: u64| 1e-2 * 0.9f64.powi(k.min(20) as i32);
+        let runs = [
+            kkt_run("SSI", "max_rounds", 60, geometric),
+            kkt_run("FAPS", "objective_change", 60, geometric),
+            kkt_run("Stuck", "objective_change", 60, plateau),
+        ];
+        let plot = line_plot(&exp, &runs, &spec);
+        let ends: Vec<(&str, Option<End>)> = plot
+            .series
+            .iter()
+            .map(|s| (s.label.as_str(), s.end))
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                ("SSI (capped)", Some(End::Capped)),
+                ("FAPS", None),
+                ("Stuck (stalled)", Some(End::Stalled)),
+            ]
+        );
+        // Drawn: each mark at the curve's end and in its legend entry.
+        let dir = tempfile::tempdir().unwrap();
+        let svg = |runs: &[RunRecord], name: &str| {
+            let stem = dir.path().join(name);
+            render(&line_plot(&exp, runs, &spec), &stem).unwrap();
+            std::fs::read_to_string(stem.with_extension("svg")).unwrap()
+        };
+        let marked = svg(&runs, "marked");
+        let plain = svg(
+            &[
+                kkt_run("SSI", "objective_change", 60, geometric),
+                kkt_run("FAPS", "objective_change", 60, geometric),
+                kkt_run("Stuck", "done", 60, plateau),
+            ],
+            "plain",
+        );
+        assert!(marked.contains("SSI (capped)") && marked.contains("Stuck (stalled)"));
+        assert!(!plain.contains("capped") && !plain.contains("stalled"));
+        let count = |s: &str, tag: &str| s.matches(tag).count();
+        // Capped: a white disc and a ring, twice; stalled: two strokes, twice.
+        assert_eq!(count(&marked, "<circle") - count(&plain, "<circle"), 2);
+        assert_eq!(count(&marked, "<polyline") - count(&plain, "<polyline"), 6);
     }
 }
 

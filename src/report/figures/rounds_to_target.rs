@@ -41,6 +41,7 @@ pub(super) fn rounds_to_target(
                         label: name,
                         points: vec![(x, y)],
                         style: None,
+                        end: None,
                     });
                     // The sweep is the x axis: one curve spans every point.
                     let key = CurveKey::of(exp, r, many.then_some(m));

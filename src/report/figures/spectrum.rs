@@ -48,6 +48,7 @@ pub(super) fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec)
                         label,
                         points: indexed(t),
                         style: None,
+                        end: None,
                     });
                     keys.push(None);
                 }
@@ -57,6 +58,7 @@ pub(super) fn spectrum(exp: &Experiment, records: &[RunRecord], spec: &PlotSpec)
                     label: format!("{}{suffix}", label(exp, r, None)),
                     points: indexed(v),
                     style: None,
+                    end: None,
                 });
                 let metric = (names.len() > 1).then_some(*name);
                 keys.push(Some(CurveKey::of(exp, r, metric)));

@@ -910,8 +910,11 @@ pub(crate) mod tests {
             record("n=2,clients=4", "A", 5, false, 1e-3),
         ];
         let v = judge(&exp, &t("trend = 'decreasing'"), &capped);
+        assert!(!v.holds, "{:?}", v.evidence);
         assert!(
-            !v.holds && v.evidence[0].contains("undetermined"),
+            v.evidence
+                .iter()
+                .any(|e| e.contains("A 10 (n=1) → ≥ 5 (n=2)") && e.contains("undetermined")),
             "{:?}",
             v.evidence
         );

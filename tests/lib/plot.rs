@@ -233,6 +233,7 @@ fn empty_nan_and_single_point_inputs_render() {
                 series: vec![Series {
                     label: "broken".into(),
                     style: None,
+                    end: None,
                     points: vec![
                         (0.0, 1.0),
                         (1.0, f64::INFINITY),
@@ -261,6 +262,7 @@ fn many_series_linear_axes() {
         .map(|i| Series {
             label: format!("method {i}"),
             style: None,
+            end: None,
             points: (0..400)
                 .map(|t| {
                     (
@@ -383,6 +385,7 @@ fn noisy_zigzag_lines_render() {
             Series {
                 label: "SGD-like".into(),
                 style: None,
+                end: None,
                 points,
             },
             Series {

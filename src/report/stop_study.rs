@@ -111,7 +111,7 @@ pub fn section(exp: &Experiment, out: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{RunKey, TraceRow};
+    use crate::run::TraceRow;
     use std::collections::BTreeMap;
     use std::path::Path;
 
@@ -133,27 +133,10 @@ mod tests {
                 leak_err: None,
             })
             .collect();
-        RunRecord {
-            key: RunKey {
-                point: String::new(),
-                method: "ssi".into(),
-                label: "SSI".into(),
-                params: String::new(),
-                seed: 1,
-                fingerprint: String::new(),
-            },
-            rounds,
-            converged: true,
-            stop_reason: "objective_change".into(),
-            trace,
-            bytes_up_per_client: vec![],
-            resolved: serde_json::Value::Null,
-            spectra: BTreeMap::new(),
-            threads: 1,
-            peak_rss_mib: None,
-            chosen: Default::default(),
-            error: None,
-        }
+        let mut r = RunRecord::crafted("", "SSI", true, "objective_change", trace);
+        r.key.method = "ssi".into();
+        r.rounds = rounds;
+        r
     }
 
     /// Round k stops when the objectives of rounds k − 1 and k − 2 are within tol: one round

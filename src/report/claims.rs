@@ -33,7 +33,7 @@
 //! bound is undetermined.
 
 use super::placeholders;
-use super::quantity::{mean, show, Mean, Quantity};
+use super::quantity::{mean, show, start, Mean, Quantity};
 use super::tables::paper_for;
 use crate::run::RunRecord;
 use crate::spec::{fmt_value, label_names, ClaimSpec, Experiment, Point, Trend};
@@ -124,10 +124,10 @@ fn at_point(
     point: &str,
     who: &str,
 ) -> Option<Mean> {
-    let q = Quantity::of(&c.quantity, c.reach);
+    // Each method's own value first: the ratio is taken of the means.
     let q = Quantity {
-        relative: c.relative_to.is_some(),
-        ..q
+        ratio: false,
+        ..quantity(c)
     };
     let num = mean(exp, records, point, who, q)?;
     match &c.divided_by {
@@ -305,13 +305,9 @@ fn rate(exp: &Experiment, c: &ClaimSpec, records: &[RunRecord], point: &str) -> 
     for r in records.iter().filter(|r| {
         r.key.point == point && exp.names_run(&c.method, &r.key.method, &r.key.label, &r.key.params)
     }) {
-        let scale = if c.relative_to.is_some() {
-            r.trace
-                .iter()
-                .find_map(|t| t.metric(&c.quantity).filter(|v| v.is_finite()))
-                .unwrap_or(1.0)
-        } else {
-            1.0
+        let scale = match c.relative_to {
+            Some(_) => start(r, &c.quantity).unwrap_or(1.0),
+            None => 1.0,
         };
         let mut xy = Vec::new();
         for t in &r.trace {

@@ -46,7 +46,7 @@ impl<'a> Quantity<'a> {
 }
 
 /// The first finite value of metric `m` in the run's trace (what `relative` divides by).
-fn start(r: &RunRecord, m: &str) -> Option<f64> {
+pub fn start(r: &RunRecord, m: &str) -> Option<f64> {
     r.trace
         .iter()
         .find_map(|t| t.metric(m).filter(|v| v.is_finite()))

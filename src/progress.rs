@@ -73,18 +73,15 @@ impl Progress {
             seen: VecDeque::new(),
             started: Instant::now(),
             last_line: Instant::now(),
+            estimating: false,
         }
     }
 
-    /// A bar over the rounds of one run (length = the round cap; finishes early on convergence).
+    /// A counter of the rounds of one run: elapsed time and rounds/s, and a length and ETA only
+    /// while the rate toward the stop target gives an estimate ([`RoundProgress::estimate`]).
     fn rounds(&self, max: u64, what: &str) -> ProgressBar {
         let bar = self.multi.add(ProgressBar::new(max));
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>12} {spinner} round {pos}/{len} {msg} [{elapsed_precise}, ETA {eta}]",
-            )
-            .expect("valid template"),
-        );
+        bar.set_style(round_style(false));
         bar.set_prefix(what.to_string());
         bar.enable_steady_tick(Duration::from_millis(250));
         bar
@@ -111,6 +108,17 @@ impl Progress {
     }
 }
 
+/// Without an estimate of the rounds, no length and no ETA: the round cap is only a bound, and
+/// an ETA from it said 73 s for a run that took 3.
+fn round_style(estimate: bool) -> ProgressStyle {
+    let template = if estimate {
+        "{prefix:>12} {spinner} round {pos}/~{len} {msg} [{elapsed_precise}, {per_sec}, ETA {eta}]"
+    } else {
+        "{prefix:>12} {spinner} round {pos} {msg} [{elapsed_precise}, {per_sec}]"
+    };
+    ProgressStyle::with_template(template).expect("valid template")
+}
+
 /// One run's progress: a bar on a terminal, a line every [`LINE_EVERY`] elsewhere.
 pub struct RoundProgress {
     bar: ProgressBar,
@@ -122,6 +130,8 @@ pub struct RoundProgress {
     seen: VecDeque<(u64, f64)>,
     started: Instant,
     last_line: Instant,
+    /// Whether the bar shows a length and an ETA now.
+    estimating: bool,
 }
 
 /// Rounds over which the rate toward the target is measured.
@@ -137,21 +147,32 @@ impl RoundProgress {
             }
         }
         if self.tty {
-            let estimate = self.rounds_left().map(|left| round + left);
-            self.bar
-                .set_length(estimate.map_or(self.max, |e| e.clamp(round, self.max)));
+            let estimate = self.estimate(round);
+            if estimate.is_some() != self.estimating {
+                self.estimating = estimate.is_some();
+                self.bar.set_style(round_style(self.estimating));
+            }
+            self.bar.set_length(estimate.unwrap_or(self.max));
             self.bar.set_position(round);
             self.bar.set_message(headline.to_string());
         } else if self.last_line.elapsed() >= LINE_EVERY {
             self.last_line = Instant::now();
+            let secs = self.started.elapsed().as_secs_f64();
             eprintln!(
-                "  {}: round {round}, {headline}, {:.0} s{}",
+                "  {}: round {round}, {headline}, {secs:.0} s, {:.1} rounds/s{}",
                 self.what,
-                self.started.elapsed().as_secs_f64(),
+                round as f64 / secs.max(1e-9),
                 self.rounds_left()
                     .map_or(String::new(), |l| format!(", ~{l} rounds to the target"))
             );
         }
+    }
+
+    /// The run's total rounds as the rate toward the target predicts them (within the round
+    /// cap), or None: then no ETA is shown, since the cap is no prediction.
+    fn estimate(&self, round: u64) -> Option<u64> {
+        self.rounds_left()
+            .map(|left| (round + left).clamp(round, self.max))
     }
 
     /// Rounds until the target at the rate of the last rounds: linear in the log of the metric
@@ -214,5 +235,24 @@ mod tests {
         let mut p = progress(Some((0.9, false)));
         p.seen.extend([(0, 0.5), (5, 0.95)]);
         assert_eq!(p.rounds_left(), Some(0));
+    }
+
+    #[test]
+    fn no_eta_from_the_round_cap() {
+        // Rule (27) alone (no target): the cap of 1000 rounds is no prediction.
+        let mut p = progress(None);
+        p.update(3, "x", None);
+        assert_eq!(p.estimate(3), None);
+        // A target approached at a steady rate: an estimate, within the cap.
+        let mut p = progress(Some((1e-8, true)));
+        p.seen.extend([(0, 1e-2), (2, 1e-3)]);
+        assert_eq!(
+            p.estimate(2),
+            Some(12),
+            "2 rounds done, 10 more at a decade per 2"
+        );
+        let mut p = progress(Some((1e-300, true)));
+        p.seen.extend([(0, 1.0), (1, 0.9)]);
+        assert_eq!(p.estimate(1), Some(1000), "clamped to the cap");
     }
 }

@@ -75,12 +75,35 @@ pub enum Command {
     },
     /// Run one or more manifests and write their results.
     ///
-    /// Finished runs are stored under results/.../runs/ and skipped when run again, so an
-    /// interrupted run resumes where it stopped; --force re-runs them.
+    /// Finished runs are stored under results/<paper>/<id>/<profile>/runs/ and skipped when
+    /// run again, so an interrupted run resumes where it stopped; --force re-runs them. <paper>
+    /// is the manifest's `paper`, else the name of the folder the file is in (however its path
+    /// is spelt), <id> its `id`.
+    ///
+    /// --set KEY=VALUE changes the manifest without editing it: KEY is a manifest key
+    /// (data.n, stop.max_rounds, partition.clients, sweep."data.n", or a whole table such as
+    /// partition) or METHOD.PARAM, a parameter of the [[methods]] entry with that label or
+    /// method name. VALUE is TOML (0.1, [1, 3] sweeps as in the file, "even", or a bare word
+    /// as a string, { scheme = "dirichlet", alpha = 0.1 }). Entries apply in order after the
+    /// profile and are checked as the file's own; an error names the flag. The results go to
+    /// <profile>+set-<8 hex digits of the list>, beside the manifest's own, and report.md and
+    /// run.json (manifest.set) record the list; `dpca render` of that folder applies it again.
+    ///
+    /// Examples:
+    ///   dpca run experiments/faps/table4.toml --profile quick
+    ///   dpca run experiments/faps/table4.toml --profile quick --set faps.beta0=0.1
+    ///   dpca run M.toml --set faps.beta0=0.1 --set 'faps.inner_steps=[1,3]'
+    ///   dpca run M.toml --set stop.max_rounds=500 --set partition.clients=8
+    ///   dpca run M.toml --set 'sweep."data.n"=[500,1000]'
+    ///   dpca run M.toml --set 'sweep.partition=[{scheme="even"}, {scheme="dirichlet", alpha=0.1}]'
+    #[command(verbatim_doc_comment)]
     Run {
         /// Manifest files (experiments/<paper>/<id>.toml).
         #[arg(required = true)]
         manifests: Vec<PathBuf>,
+        /// Set a manifest key or a method's parameter: KEY=VALUE (repeatable; see above).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
         #[command(flatten)]
         common: Common,
     },

@@ -8,12 +8,17 @@ use dpca_bench::run::{self, Options};
 use dpca_bench::util::FolderLock;
 use std::path::Path;
 
-use super::common::{manifest_of, profile_for};
+use super::common::{manifest_of, profile_for, recorded};
 
 pub fn attack(target: &Path, profile: Option<&str>, target_err: f64, opts: &Options) -> Result<()> {
-    let path = manifest_of(target)?;
-    let profile = profile_for(&path, &profile.map(str::to_string))?;
-    let exp = plan::load(&path, &profile)?;
+    // A results folder: the experiment its run.json records (profile and `--set` entries).
+    let exp = if target.is_dir() && profile.is_none() {
+        recorded(target)?
+    } else {
+        let path = manifest_of(target)?;
+        plan::load(&path, &profile_for(&path, &profile.map(str::to_string))?)?
+    };
+    let profile = &exp.folder;
     let _lock = FolderLock::acquire(&run::results_dir(&exp, opts))?;
     let progress = Progress::new();
     let out = run::run_experiment(&exp, opts, &progress)?;

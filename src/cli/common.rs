@@ -49,8 +49,14 @@ pub fn setup(common: &Common) -> Result<Options> {
     Ok(opts)
 }
 
-pub fn run_manifest(path: &Path, profile: &str, opts: &Options, progress: &Progress) -> Result<()> {
-    let exp = plan::load(path, profile)?;
+pub fn run_manifest(
+    path: &Path,
+    profile: &str,
+    sets: &[spec::Set],
+    opts: &Options,
+    progress: &Progress,
+) -> Result<()> {
+    let exp = plan::load_with(path, profile, sets)?;
     let _lock = FolderLock::acquire(&run::results_dir(&exp, opts))?;
     let out = run::run_experiment(&exp, opts, progress)?;
     report::write_all(&exp, &out)?;
@@ -86,6 +92,17 @@ pub fn profile_for(path: &Path, given: &Option<String>) -> Result<String> {
         Some(p) => p.clone(),
         None => spec::default_profile(path)?.to_string(),
     })
+}
+
+/// The experiment a results folder's run.json records: its manifest, profile and `--set` list.
+pub fn recorded(dir: &Path) -> Result<spec::Experiment> {
+    let json = dir.join("run.json");
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&json)
+            .with_context(|| format!("cannot read {}", json.display()))?,
+    )
+    .with_context(|| format!("{} is not valid JSON", json.display()))?;
+    plan::load_recorded(&v).with_context(|| format!("the manifest of {}", json.display()))
 }
 
 /// The manifest behind `target`: the file itself, or the one named by a results folder's run.json.

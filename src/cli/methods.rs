@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use dpca_bench::methods::{params_doc, registry};
+use dpca_bench::problem;
 use dpca_bench::util::columns;
 
 use super::common::UsageError;
@@ -33,9 +34,23 @@ pub fn methods_table() -> String {
     for (name, why) in registry::PLANNED {
         out.push_str(&format!("{name}: not implemented yet: {why}\n"));
     }
+    out.push_str(&family_stops());
     out.push_str(
         "\n`dpca methods NAME` lists a method's parameters, their defaults and meanings.\n",
     );
+    out
+}
+
+/// Each family's stop rule for a manifest without [stop].
+fn family_stops() -> String {
+    let mut out = "\nStop rule of a manifest without [stop], per family:\n".to_string();
+    for f in problem::FAMILIES {
+        out.push_str(&format!(
+            "  {:<9} {}\n",
+            f.kind().as_str(),
+            f.default_stop().describe()
+        ));
+    }
     out
 }
 
@@ -66,6 +81,11 @@ pub fn method_params(name: &str) -> Result<()> {
     println!("{} — {}", m.name, m.about);
     println!("  family: {}; {runs}", m.family);
     println!("  paper:  {}", m.paper);
+    println!(
+        "  stop:   without [stop], the {} family's default: {}",
+        m.family,
+        problem::family(m.family).default_stop().describe()
+    );
     let params = params_doc::params(m).map_err(anyhow::Error::msg)?;
     if params.is_empty() {
         println!("\nno parameters");

@@ -38,11 +38,20 @@ pub fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Methods { name: Some(name) } => method_params(&name),
-        Command::Run { manifests, common } => {
+        Command::Run {
+            manifests,
+            sets,
+            common,
+        } => {
+            let sets = sets
+                .iter()
+                .map(|a| spec::Set::parse(a).map_err(UsageError))
+                .collect::<Result<Vec<_>, _>>()?;
             let opts = setup(&common)?;
             let progress = Progress::new();
             for path in &manifests {
-                run_manifest(path, &profile_for(path, &common.profile)?, &opts, &progress)?;
+                let profile = profile_for(path, &common.profile)?;
+                run_manifest(path, &profile, &sets, &opts, &progress)?;
             }
             Ok(())
         }

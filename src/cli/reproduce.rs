@@ -18,7 +18,7 @@ pub fn reproduce(dir: &Path, profile: &str, opts: &Options) -> Result<()> {
         let has_profile = spec::profile_names(path).map(|p| p.iter().any(|x| x == profile));
         match has_profile {
             Ok(true) => {
-                match run_manifest(path, profile, opts, &progress) {
+                match run_manifest(path, profile, &[], opts, &progress) {
                     Ok(()) => {}
                     // A dataset that is not here: one line with the fetch command, then go on.
                     Err(e) if e.chain().any(|c| c.is::<DatasetAbsent>()) => {

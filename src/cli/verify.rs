@@ -65,7 +65,7 @@ pub fn verify(
         let old = committed.join(&rel);
         let name = rel.display().to_string();
         let started = std::time::Instant::now();
-        match run_manifest(&path, profile, opts, &progress) {
+        match run_manifest(&path, profile, &[], opts, &progress) {
             Ok(()) => {}
             Err(e) if e.chain().any(|c| c.is::<DatasetAbsent>()) => {
                 progress.log(format!("skipped {name}: {e}"));

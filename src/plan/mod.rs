@@ -16,12 +16,30 @@ use crate::spec::{
 
 /// Load `path` with `profile` overlaid, checked and expanded.
 pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
-    let parsed = spec::parse(path, profile)?;
+    load_with(path, profile, &[])
+}
+
+/// As [`load`], with `--set` entries applied after the profile (checked as the file's own).
+pub fn load_with(
+    path: &Path,
+    profile: &str,
+    sets: &[spec::Set],
+) -> Result<Experiment, ManifestError> {
+    let parsed = spec::parse_with(path, profile, sets)?;
     let (raw, loc) = (&parsed.raw, &parsed.loc);
     validate::check_manifest(raw, path, loc)?;
 
-    // A manifest's own data files lie relative to its folder, not to the working directory.
-    let base = path.parent().unwrap_or(Path::new(""));
+    // A manifest's own data files lie relative to its folder, not to the working directory;
+    // for a link to a manifest, the real file's folder (the folder `paper` is named after).
+    let real = std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_symlink())
+        .then(|| std::fs::canonicalize(path).ok())
+        .flatten();
+    let base = real
+        .as_deref()
+        .unwrap_or(path)
+        .parent()
+        .unwrap_or(Path::new(""));
     let mut points = Vec::new();
     // Sweep points sharing one file read and hash it once.
     let mut resolved: Vec<(DataSpec, DataSpec)> = Vec::new();
@@ -61,7 +79,33 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         ));
     }
     let plots = default_plots(kind);
-    Ok(parsed.finish(points, kind, methods, plots))
+    let stop = family(kind).default_stop();
+    Ok(parsed.finish(points, kind, methods, plots, stop))
+}
+
+/// The experiment a results folder's run.json records: its manifest, profile and `--set`
+/// entries (`manifest.set`, absent before there were any).
+pub fn load_recorded(run_json: &serde_json::Value) -> anyhow::Result<Experiment> {
+    use anyhow::Context;
+    let path = run_json["manifest"]["path"]
+        .as_str()
+        .context("run.json: no manifest.path")?;
+    let profile = run_json["profile"]
+        .as_str()
+        .context("run.json: no profile")?;
+    let sets = run_json["manifest"]["set"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|v| {
+                    let text = v.as_str().context("run.json: manifest.set holds strings")?;
+                    spec::Set::parse(text).map_err(anyhow::Error::msg)
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+        })
+        .transpose()?
+        .unwrap_or_default();
+    Ok(load_with(Path::new(path), profile, &sets)?)
 }
 
 /// Figures of a manifest without `[[plots]]`: the family's first lower-is-better metric against

@@ -9,7 +9,8 @@ use crate::methods::registry;
 use crate::problem::{family, Family, FAMILIES};
 use crate::spec::{
     plain_name, quoted, ClaimSpec, Dataset, File, Gen, Generator, Kind, Locator, ManifestError,
-    MethodSpec, Point, Preprocess, RawManifest, RawPoint, Scheme, KKT_ABS, LEAK_ABS, LEAK_ERR,
+    MethodSpec, Point, Preprocess, RawManifest, RawPoint, Scheme, StopSpec, KKT_ABS, LEAK_ABS,
+    LEAK_ERR,
 };
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
@@ -22,8 +23,10 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
             return Err(loc.error(key, format!("{key} = {value:?}: {why}")));
         }
     }
-    // results/<paper>/<id>/ must lead back to exactly one manifest file.
-    if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
+    // results/<paper>/<id>/ must lead back to exactly one manifest file: the file itself, not
+    // a link's name (as `paper` defaults to the real file's folder).
+    let real = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    if let Some(stem) = real.file_stem().and_then(|s| s.to_str()) {
         if raw.id != stem {
             return Err(loc.error("id", format!(
                 "id = {:?} differs from the file name {stem:?}: they must match, so results/<paper>/<id>/ leads back to this file",
@@ -38,7 +41,13 @@ pub(crate) fn check_manifest(raw: &RawManifest, file: &Path, loc: &Locator) -> R
         ));
     }
 
-    let stop = &raw.stop;
+    // Without [stop] the family's default applies, valid as written; a looser tolerance then
+    // asks for the [stop] it loosens.
+    let unset = StopSpec {
+        objective_tol: None,
+        ..StopSpec::objective_default()
+    };
+    let stop = raw.stop.as_ref().unwrap_or(&unset);
     if stop.max_rounds == 0 || stop.max_rounds > MAX_ROUNDS {
         return Err(loc.error(
             "stop.max_rounds",
@@ -1024,7 +1033,7 @@ pub(crate) fn check_family(
     let unscaled = raw.attack.as_ref().is_some_and(|a| a.unscaled);
     let metric =
         |key: &str, name: &str, leak_ok: bool| check_metric(raw, kind, key, name, leak_ok, loc);
-    if let Some(t) = &raw.stop.target {
+    if let Some(t) = raw.stop.as_ref().and_then(|s| s.target.as_ref()) {
         metric("stop.target.metric", &t.metric, false)?;
         // Metrics drawn on a log scale are positive: a target below 0 is never reached.
         if crate::problem::metric(kind, &t.metric).is_some_and(|m| m.log) && t.value < 0.0 {

@@ -42,7 +42,7 @@ use crate::linalg::sym_eig_desc;
 use crate::progress::Progress;
 use crate::seed;
 use crate::spec::Kind;
-use crate::spec::{Gen, Generator, Point, RawPoint};
+use crate::spec::{Gen, Generator, Point, RawPoint, StopSpec, Target};
 use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, ArrayView1, Axis, ShapeBuilder};
 use std::path::Path;
@@ -457,6 +457,21 @@ impl super::Family for Eigvec {
     }
     fn counts_communicated_vectors(&self) -> bool {
         true
+    }
+    /// sin²θ ≤ 1e-20 (θ ≈ 1e-10): double precision of a leading eigenvector whose relative
+    /// eigengap is above about 1e-6, and scale-free, unlike the log error; CEDRE reports no
+    /// objective, so rule (27) cannot end its runs.
+    fn default_stop(&self) -> StopSpec {
+        StopSpec {
+            max_rounds: 1000,
+            objective_tol: None,
+            target: Some(Target {
+                metric: "sin2".into(),
+                value: 1e-20,
+            }),
+            own_criterion: false,
+            time_budget_s: None,
+        }
     }
     fn example(&self) -> &'static str {
         "[data]\ngenerator = \"eigengap\"\nn = 20\nm = 400\ndelta = 0.2\n[problem]\nkind = \"eigvec\"\np = 1\n"

@@ -15,7 +15,7 @@ use crate::data::{partition, prepare, synthetic};
 use crate::fed::Message;
 use crate::progress::Progress;
 use crate::seed;
-use crate::spec::{Gen, Generator, Kind, Point, RawPoint, Scheme};
+use crate::spec::{Gen, Generator, Kind, Point, RawPoint, Scheme, StopSpec};
 use anyhow::Result;
 use ndarray::s;
 use std::ops::Range;
@@ -86,6 +86,12 @@ pub trait Family: Sync {
     /// `[attack] unscaled` adds (FAPS fig. 1 prints the KKT violation so).
     fn unscaled(&self) -> Option<(&'static str, &'static str)> {
         None
+    }
+    /// The stop rule of a manifest without `[stop]`: one per family, chosen so that a run of
+    /// its methods ends where they have converged (the subspace family's objective settles;
+    /// CEDRE reports none, so the eigvec family waits for sin²θ).
+    fn default_stop(&self) -> StopSpec {
+        StopSpec::objective_default()
     }
     /// The `[data]` and `[problem]` sections of a tiny manifest of this family, `[problem]`
     /// last: what the conformance test runs every method of the family on.

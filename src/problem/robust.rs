@@ -18,8 +18,8 @@ use crate::fed::Message;
 use crate::linalg::{fro2, low_rank::low_rank_product, orth_with_r, svd::thin_svd};
 use crate::progress::Progress;
 use crate::seed;
-use crate::spec::Kind;
 use crate::spec::{Gen, Generator, Magnitude, Point, RawPoint};
+use crate::spec::{Kind, StopSpec};
 use anyhow::{bail, Result};
 use ndarray::{concatenate, s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
 use rand::seq::index::sample;
@@ -388,6 +388,11 @@ impl super::Family for Robust {
     }
     fn p_axis(&self) -> &'static str {
         "p (rank bound of U)"
+    }
+    /// DCF-PCA, CF-PCA and IALM stop by their papers' criteria (as every robust manifest here
+    /// does); none reports an objective for rule (27).
+    fn default_stop(&self) -> StopSpec {
+        StopSpec::own_criterion(1000)
     }
     fn example(&self) -> &'static str {
         "[data]\ngenerator = \"robust\"\nn = 30\nm = 60\nrank = 2\nsparsity = 0.05\nmagnitude = \"sign\"\n[problem]\nkind = \"robust\"\n"

@@ -50,8 +50,8 @@ use crate::linalg::stiefel_prox::stiefel_prox;
 use crate::linalg::{fro2, orth_with_r, sym_eig_desc};
 use crate::progress::Progress;
 use crate::seed;
-use crate::spec::Kind;
 use crate::spec::{Gen, Generator, Noise, Point};
+use crate::spec::{Kind, StopSpec};
 use anyhow::{bail, Result};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use std::path::Path;
@@ -774,6 +774,11 @@ impl super::Family for Sparse {
     }
     fn attackable(&self) -> bool {
         true
+    }
+    /// FSSPCA, FASPCA, DSSAL1 and ManPG stop by their own criteria (as the FSSPCA
+    /// manifests do, 2000 rounds at most); none reports an objective for rule (27).
+    fn default_stop(&self) -> StopSpec {
+        StopSpec::own_criterion(2000)
     }
     fn example(&self) -> &'static str {
         "[data]\ngenerator = \"spiked\"\nn = 24\nm = 120\nspikes = [400.0, 300.0]\nsupport = 4\ncovariance_scale = true\n[problem]\nkind = \"sparse\"\np = 2\n"

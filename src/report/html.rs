@@ -147,12 +147,8 @@ fn load_folder(root: &Path, rel: &Path) -> Result<Folder> {
             .with_context(|| format!("cannot read {}", json_path.display()))?,
     )
     .with_context(|| format!("{} is not valid JSON", json_path.display()))?;
-    let (Some(path), Some(profile)) = (json["manifest"]["path"].as_str(), json["profile"].as_str())
-    else {
-        anyhow::bail!("{}: no manifest.path or profile", json_path.display());
-    };
-    let exp = plan::load(Path::new(path), profile)
-        .with_context(|| format!("the manifest of {}", dir.display()))?;
+    let exp =
+        plan::load_recorded(&json).with_context(|| format!("the manifest of {}", dir.display()))?;
     let out = outcome_from_csv(&exp, &dir)?;
     let files = json["files"]
         .as_object()

@@ -121,6 +121,15 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
             &exp.hash[..12.min(exp.hash.len())]
         );
     }
+    if !exp.sets.is_empty() {
+        let sets: Vec<String> = exp.sets.iter().map(|t| format!("`--set {t}`")).collect();
+        let _ = writeln!(
+            s,
+            "A variant: manifest + {} (results folder `{}`).\n",
+            sets.join(" "),
+            exp.folder
+        );
+    }
     if !plain && exp.profile != "paper" {
         let _ = writeln!(
             s,
@@ -141,25 +150,18 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         };
         let _ = writeln!(s, "- {label}{}", setting(p));
     }
-    let st = &exp.stop;
     let _ = writeln!(
         s,
-        "- stop: {}max {} rounds{}{}{}\n",
-        st.objective_tol.map_or(String::new(), |t| format!(
-            "|f_k − f_(k−1)| ≤ {t:e}·f_k (eq. 27) or "
-        )),
-        st.max_rounds,
-        st.target.as_ref().map_or(String::new(), |t| format!(
-            ", {} reaches {:e}",
-            t.metric, t.value
-        )),
-        st.time_budget_s
-            .map_or(String::new(), |t| format!(", {t} s budget")),
-        if st.own_criterion {
-            ", or the method's own published stopping criterion"
+        "- stop: {}{}\n",
+        if exp.stop_default {
+            format!(
+                "family default ({}, the manifest has no [stop]): ",
+                exp.kind.as_str()
+            )
         } else {
-            ""
+            String::new()
         },
+        exp.stop.describe()
     );
 
     s += &super::claims::section(exp, &out.records);

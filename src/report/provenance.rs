@@ -147,6 +147,16 @@ fn cpu_model() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// The manifest's path and hash, and the `--set` entries applied to it (only when there are
+/// some, so the runs of the file as it is keep their earlier run.json).
+fn manifest_json(exp: &Experiment) -> Value {
+    let mut m = json!({ "path": exp.path.display().to_string(), "sha256": exp.hash });
+    if !exp.sets.is_empty() {
+        m["set"] = json!(exp.sets);
+    }
+    m
+}
+
 pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
     let mut v = json!({
         "experiment": exp.id,
@@ -154,7 +164,7 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "paper_file": exp.paper_file,
         "title": exp.title,
         "profile": exp.profile,
-        "manifest": { "path": exp.path.display().to_string(), "sha256": exp.hash },
+        "manifest": manifest_json(exp),
         "points": exp.points.iter().map(|p| json!({
             "label": p.label, "data": p.data, "partition": p.partition, "problem": p.problem,
             "reference": crate::problem::family(p.problem.kind).reference_note(p),
@@ -196,6 +206,13 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "started_unix": out.started_unix,
         "finished_unix": out.finished_unix,
     });
+    // Only where it applies, so the run.json of a manifest with [stop] keeps its form.
+    if exp.stop_default {
+        v["stop_default"] = json!(format!(
+            "the {} family's default: the manifest has no [stop]",
+            exp.kind.as_str()
+        ));
+    }
     // Re-rendered from committed CSVs: the provenance is the computing process's.
     if let Some(old) = &out.computed_by {
         for k in ["git", "dpca_bench", "stack", "blas", "cpu"] {

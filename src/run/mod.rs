@@ -149,7 +149,7 @@ pub fn results_dir(exp: &Experiment, opts: &Options) -> PathBuf {
     opts.results_root
         .join(&exp.paper)
         .join(&exp.id)
-        .join(&exp.profile)
+        .join(&exp.folder)
 }
 
 fn unix_now() -> u64 {

@@ -27,6 +27,9 @@ use std::path::PathBuf;
 struct Job {
     manifest: PathBuf,
     profile: String,
+    /// The `--set` entries, as `KEY=VALUE`.
+    #[serde(default)]
+    sets: Vec<String>,
     point: String,
     seed: u64,
     method: String,
@@ -54,6 +57,7 @@ pub(super) fn start<'a>(
     let job = Job {
         manifest: exp.path.clone(),
         profile: exp.profile.clone(),
+        sets: exp.sets.clone(),
         point: point.label.clone(),
         seed: key.seed,
         method: m.full_label(),
@@ -84,7 +88,12 @@ impl Held {
     /// Build this rank's share of `job`'s data ([`problem::share`]): the columns its clients
     /// need for every method of the manifest, not the reference solution.
     fn load(job: &Job, opts: &Options, rank: i32, ranks: i32) -> Result<Self> {
-        let exp = plan::load(&job.manifest, &job.profile)?;
+        let sets = job
+            .sets
+            .iter()
+            .map(|t| crate::spec::Set::parse(t).map_err(anyhow::Error::msg))
+            .collect::<Result<Vec<_>>>()?;
+        let exp = plan::load_with(&job.manifest, &job.profile, &sets)?;
         let point = find_point(&exp, &job.point)?;
         let cache = MatrixCache::new(&opts.cache_dir);
         let pick = |sizes: &[usize]| columns_needed(&exp, sizes, rank, ranks);
@@ -175,7 +184,8 @@ fn columns_needed(exp: &Experiment, sizes: &[usize], rank: i32, ranks: i32) -> R
 fn key_of(job: &Job) -> (PathBuf, String, String, u64) {
     (
         job.manifest.clone(),
-        job.profile.clone(),
+        // The profile and the `--set` entries: another list is another experiment.
+        format!("{}\n{}", job.profile, job.sets.join("\n")),
         job.point.clone(),
         job.seed,
     )

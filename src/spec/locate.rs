@@ -120,11 +120,14 @@ pub struct Locator {
     text: String,
     doc: toml_edit::Document<String>,
     profile: String,
+    /// `--set` entries: the key path each wrote and its text (later entries win).
+    flags: Vec<(Vec<Seg>, String)>,
 }
 
 /// Where a key's effective value came from; lower wins when blaming one of several keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Origin {
+    Flag,
     Sweep,
     Profile,
     Base,
@@ -139,6 +142,7 @@ impl Locator {
                 text,
                 doc,
                 profile: profile.to_string(),
+                flags: Vec::new(),
             }),
             Err(e) => {
                 let (line, col) = e.span().map_or((None, None), |s| {
@@ -151,6 +155,7 @@ impl Locator {
                     column: col,
                     key: None,
                     message: format!("invalid TOML: {}", e.message().trim_end()),
+                    flag: None,
                 })
             }
         }
@@ -158,6 +163,32 @@ impl Locator {
 
     pub fn doc(&self) -> &toml_edit::Document<String> {
         &self.doc
+    }
+
+    /// Errors about keys these `--set` entries wrote name the flag instead of a line.
+    pub(crate) fn with_flags(mut self, flags: Vec<(Vec<Seg>, String)>) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    pub(crate) fn flags(&self) -> &[(Vec<Seg>, String)] {
+        &self.flags
+    }
+
+    /// The last `--set` that wrote `path`, a table holding it, a key beside it (a flag that
+    /// sets `partition.scheme = "dirichlet"` is why `partition.alpha` is missing) or a sweep of
+    /// it.
+    fn flag_for(&self, path: &[Seg]) -> Option<&str> {
+        self.flags.iter().rev().find_map(|(written, text)| {
+            let swept = match &written[..] {
+                [Seg::Key(s), Seg::Key(k)] if s == "sweep" => path.starts_with(&parse_path(k)),
+                _ => false,
+            };
+            let beside = written.len() >= 2
+                && path.len() == written.len()
+                && path[..path.len() - 1] == written[..written.len() - 1];
+            (path.starts_with(written) || swept || beside).then_some(text.as_str())
+        })
     }
 
     /// Walk `path`; returns how many segments matched and the byte offset of the deepest
@@ -210,10 +241,16 @@ impl Locator {
     /// entry overrides the profile, which overrides the base document.
     fn candidates(&self, path: &[Seg]) -> Vec<(Origin, Vec<Seg>)> {
         let mut out = Vec::new();
-        if path.iter().all(|s| matches!(s, Seg::Key(_))) && path.len() >= 2 {
-            let sweep = vec![Seg::Key("sweep".into()), Seg::Key(format_path(path))];
-            out.push((Origin::Sweep, self.profile_path(&sweep)));
-            out.push((Origin::Sweep, sweep));
+        if path.iter().all(|s| matches!(s, Seg::Key(_))) {
+            // `sweep."data.n"`, or a whole section swept as tables: `sweep.partition`.
+            for len in (1..=path.len()).rev() {
+                let sweep = vec![
+                    Seg::Key("sweep".into()),
+                    Seg::Key(format_path(&path[..len])),
+                ];
+                out.push((Origin::Sweep, self.profile_path(&sweep)));
+                out.push((Origin::Sweep, sweep));
+            }
         }
         out.push((Origin::Profile, self.profile_path(path)));
         out.push((Origin::Base, path.to_vec()));
@@ -223,6 +260,9 @@ impl Locator {
     /// Line of a key: exact match in precedence order; otherwise the line of the deepest
     /// enclosing table that exists (e.g. `[data]` for a missing `data.xi`).
     fn locate(&self, path: &[Seg]) -> (Origin, Option<usize>) {
+        if self.flag_for(path).is_some() {
+            return (Origin::Flag, None);
+        }
         let mut best: Option<(usize, Origin, Option<usize>)> = None;
         for (origin, cand) in self.candidates(path) {
             let (matched, offset) = self.walk(&cand);
@@ -248,6 +288,7 @@ impl Locator {
             column: None,
             key: Some(key_path.to_string()),
             message: msg.to_string(),
+            flag: self.flag_for(&segs).map(str::to_string),
         }
     }
 
@@ -270,6 +311,7 @@ impl Locator {
             column: None,
             key: None,
             message: msg.to_string(),
+            flag: None,
         }
     }
 }

@@ -40,6 +40,22 @@ pub(crate) fn set_path(table: &mut Table, path: &[Seg], value: Value) {
     }
 }
 
+/// One sweep value into the sections: a key's value replaces it; a table swept over a whole
+/// section (`"partition" = [{ scheme = "even" }, ...]`) is laid over it key by key, as a
+/// profile is, so keys it leaves out (`clients`) stay the section's.
+pub(crate) fn sweep_into(sections: &mut Table, path: &[Seg], value: Value) {
+    match (path, value) {
+        ([Seg::Key(s)], Value::Table(t)) => {
+            if let Some(Value::Table(section)) = sections.get_mut(s) {
+                deep_merge(section, &t);
+            } else {
+                sections.insert(s.clone(), Value::Table(t));
+            }
+        }
+        (path, value) => set_path(sections, path, value),
+    }
+}
+
 /// Cartesian product, first list outermost (slowest varying), each list in its own order.
 pub(crate) fn product<T: Clone>(lists: &[Vec<T>]) -> Vec<Vec<T>> {
     lists.iter().fold(vec![Vec::new()], |acc, list| {
@@ -62,7 +78,28 @@ pub(crate) fn fmt_value(v: &Value) -> String {
         Value::Integer(i) => i.to_string(),
         Value::Float(f) => format!("{f:?}"),
         Value::Boolean(b) => b.to_string(),
+        Value::Table(t) => fmt_table(t),
         other => other.to_string(),
+    }
+}
+
+/// A table in a label: its `scheme` (or `generator`, `kind`) first, the other keys sorted in
+/// parentheses: `dirichlet(alpha=0.1)`, `even`.
+fn fmt_table(t: &Table) -> String {
+    let head = ["scheme", "generator", "kind"]
+        .into_iter()
+        .find(|k| t.get(*k).is_some_and(Value::is_str));
+    let mut keys: Vec<&String> = t.keys().filter(|k| Some(k.as_str()) != head).collect();
+    keys.sort();
+    let rest: Vec<String> = keys
+        .iter()
+        .map(|k| format!("{k}={}", fmt_value(&t[*k])))
+        .collect();
+    let head = head.map_or(String::new(), |k| fmt_value(&t[k]));
+    if rest.is_empty() {
+        head
+    } else {
+        format!("{head}({})", rest.join(","))
     }
 }
 

@@ -12,6 +12,7 @@ mod data;
 mod locate;
 mod merge;
 mod names;
+mod overrides;
 pub mod placeholder;
 mod schema;
 
@@ -32,6 +33,7 @@ pub use data::{
 };
 pub use locate::Locator;
 pub use names::{plain_name, quoted};
+pub use overrides::{folder_suffix, Set};
 pub use schema::{
     AttackSpec, ClaimSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude, Noise,
     Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Rate,
@@ -44,6 +46,10 @@ pub use schema::{
 pub struct Experiment {
     pub path: PathBuf,
     pub profile: String,
+    /// The `--set` entries applied to the manifest, as `KEY=VALUE` (empty: the file as it is).
+    pub sets: Vec<String>,
+    /// The results folder's name under <paper>/<id>/: the profile, with a hash of `sets`.
+    pub folder: String,
     /// sha256 (hex) of the file's bytes: provenance for run.json.
     pub hash: String,
     pub id: String,
@@ -61,6 +67,8 @@ pub struct Experiment {
     /// One per method variant (list-valued params expanded), in file order then variant order.
     pub methods: Vec<MethodSpec>,
     pub stop: StopSpec,
+    /// Whether `stop` is the family's default (the manifest has no [stop]).
+    pub stop_default: bool,
     pub plots: Vec<PlotSpec>,
     pub paper_results: Vec<PaperResult>,
     pub attack: Option<AttackSpec>,
@@ -138,8 +146,9 @@ pub fn label_with_variant(label: &str, variant: &str) -> String {
     }
 }
 
+/// The manifest's text and the key paths `--set` wrote, to locate errors found later.
 #[derive(Clone, Default)]
-struct Source(String);
+struct Source(String, Vec<(Vec<Seg>, String)>);
 
 impl fmt::Debug for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -155,6 +164,8 @@ pub struct ManifestError {
     column: Option<usize>,
     key: Option<String>,
     message: String,
+    /// The `--set` entry that wrote the key (then the file has no line for it).
+    flag: Option<String>,
 }
 
 impl ManifestError {
@@ -171,10 +182,26 @@ impl ManifestError {
     pub fn message(&self) -> &str {
         &self.message
     }
+    /// The `--set` entry the error is about, `KEY=VALUE`.
+    pub fn flag(&self) -> Option<&str> {
+        self.flag.as_deref()
+    }
 }
 
 impl fmt::Display for ManifestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(flag) = &self.flag {
+            write!(f, "--set {flag}: {}", self.message.trim_end())?;
+            // The key in the manifest, unless the flag spells it so.
+            return match self
+                .key
+                .as_deref()
+                .filter(|k| !flag.starts_with(&format!("{k}=")))
+            {
+                Some(k) => write!(f, " (key `{k}` of {})", self.file.display()),
+                None => write!(f, " ({})", self.file.display()),
+            };
+        }
         write!(f, "{}", self.file.display())?;
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
@@ -212,13 +239,14 @@ impl Experiment {
     /// base document, whichever sets the value in effect.
     pub fn error_at(&self, key_path: &str, msg: impl fmt::Display) -> ManifestError {
         match Locator::parse(&self.path, self.source.0.clone(), &self.profile) {
-            Ok(loc) => loc.error(key_path, msg),
+            Ok(loc) => loc.with_flags(self.source.1.clone()).error(key_path, msg),
             Err(_) => ManifestError {
                 file: self.path.clone(),
                 line: None,
                 column: None,
                 key: Some(key_path.to_string()),
                 message: msg.to_string(),
+                flag: None,
             },
         }
     }
@@ -231,6 +259,7 @@ fn read(path: &Path) -> Result<(String, String), ManifestError> {
         column: None,
         key: None,
         message,
+        flag: None,
     };
     // A FIFO or device would block or never end: only regular files of sane size are read.
     let meta = std::fs::metadata(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
@@ -269,9 +298,12 @@ pub fn default_profile(path: &Path) -> Result<&'static str, ManifestError> {
 }
 
 /// `paper` of a manifest that does not say: its folder's name, as experiments/<paper>/<id>.toml
-/// has it, when that is a plain name; else "own".
+/// has it, when that is a plain name; else "own". The folder the file is in, however the path
+/// is spelt (`digits.toml`, `mywork/digits.toml`, `./mywork/../mywork/digits.toml`, or a link
+/// to it): the results folder must not depend on the spelling.
 fn default_paper(path: &Path) -> String {
-    path.parent()
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    real.parent()
         .and_then(|p| p.file_name())
         .and_then(|n| n.to_str())
         .filter(|n| plain_name(n).is_ok())
@@ -307,10 +339,16 @@ pub struct Parsed {
     text: String,
     pub loc: Locator,
     pub raw: RawManifest,
+    sets: Vec<Set>,
 }
 
 /// Read `path` with `profile` overlaid.
 pub fn parse(path: &Path, profile: &str) -> Result<Parsed, ManifestError> {
+    parse_with(path, profile, &[])
+}
+
+/// Read `path` with `profile` overlaid, then the `--set` entries `sets` in order.
+pub fn parse_with(path: &Path, profile: &str, sets: &[Set]) -> Result<Parsed, ManifestError> {
     let (text, hash) = read(path)?;
     let loc = Locator::parse(path, text.clone(), profile)?;
     let mut base: toml::Table = toml::from_str(&text)
@@ -369,6 +407,8 @@ pub fn parse(path: &Path, profile: &str) -> Result<Parsed, ManifestError> {
         ));
     }
     merge::deep_merge(&mut base, overlay);
+    let flags = overrides::apply(&mut base, sets, path)?;
+    let loc = loc.with_flags(flags);
 
     let mut raw: RawManifest = deserialize(base, &loc, "")?;
     raw.paper.get_or_insert_with(|| default_paper(path));
@@ -379,6 +419,7 @@ pub fn parse(path: &Path, profile: &str) -> Result<Parsed, ManifestError> {
         text,
         loc,
         raw,
+        sets: sets.to_vec(),
     })
 }
 
@@ -390,10 +431,13 @@ impl Parsed {
         kind: Kind,
         methods: Vec<MethodSpec>,
         default_plots: Vec<PlotSpec>,
+        default_stop: StopSpec,
     ) -> Experiment {
         let raw = self.raw;
         Experiment {
             path: self.path,
+            folder: format!("{}{}", self.profile, folder_suffix(&self.sets)),
+            sets: self.sets.iter().map(Set::text).collect(),
             profile: self.profile,
             hash: self.hash,
             id: raw.id.clone(),
@@ -407,7 +451,8 @@ impl Parsed {
             points,
             kind,
             methods,
-            stop: raw.stop,
+            stop_default: raw.stop.is_none(),
+            stop: raw.stop.unwrap_or(default_stop),
             plots: if raw.plots.is_empty() {
                 default_plots
             } else {
@@ -418,7 +463,7 @@ impl Parsed {
             claims: raw.claims,
             table_metrics: raw.table_metrics,
             looser_tolerances: raw.looser_tolerances,
-            source: Source(self.text),
+            source: Source(self.text, self.loc.flags().to_vec()),
         }
     }
 }
@@ -512,11 +557,11 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<SweptPoint>, Ma
     for k in &keys {
         let skey = format_path(&[Seg::Key("sweep".into()), Seg::Key((*k).clone())]);
         let segs = parse_path(k);
-        let sweepable =
-            segs.len() == 2 && matches!(&segs[0], Seg::Key(s) if SWEEPABLE.contains(&s.as_str()));
+        let sweepable = matches!(segs.len(), 1 | 2)
+            && matches!(&segs[0], Seg::Key(s) if SWEEPABLE.contains(&s.as_str()));
         if !sweepable {
             return Err(loc.error(&skey, format!(
-                "`{k}` cannot be swept: sweep keys are `section.key` with section one of {} (e.g. \"data.n\")",
+                "`{k}` cannot be swept: sweep keys are `section.key` with section one of {} (e.g. \"data.n\"), or a section whose values are tables (e.g. \"partition\" = [{{ scheme = \"even\" }}, {{ scheme = \"dirichlet\", alpha = 0.1 }}])",
                 quoted(&SWEEPABLE)
             )));
         }
@@ -532,9 +577,18 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<SweptPoint>, Ma
         if list.is_empty() {
             return Err(loc.error(&skey, "empty list: a sweep needs at least one value"));
         }
+        if let (1, Some(bad)) = (segs.len(), list.iter().find(|v| !v.is_table())) {
+            return Err(loc.error(
+                &skey,
+                format!(
+                    "sweeping the section `{k}` takes tables laid over it key by key, e.g. {{ scheme = \"even\" }}; got {}",
+                    merge::fmt_value(bad)
+                ),
+            ));
+        }
         // The key must exist in the schema: try it with its first value.
         let mut probe = section.clone();
-        merge::set_path(&mut probe, &segs, list[0].clone());
+        merge::sweep_into(&mut probe, &segs, list[0].clone());
         if let Err(e) = read_point(probe, loc, "") {
             if e.key() == Some(format_path(&segs).as_str())
                 && e.message().starts_with("unknown field")
@@ -577,7 +631,7 @@ fn expand_points(raw: &RawManifest, loc: &Locator) -> Result<Vec<SweptPoint>, Ma
     for combo in combos {
         let mut table = section.clone();
         for (segs, v) in paths.iter().zip(&combo) {
-            merge::set_path(&mut table, segs, v.clone());
+            merge::sweep_into(&mut table, segs, v.clone());
         }
         let label = merge::label(
             &names

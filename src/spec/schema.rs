@@ -85,8 +85,9 @@ pub struct RawManifest {
     pub data: toml::Table,
     pub partition: toml::Table,
     pub problem: toml::Table,
-    #[serde(default = "default_stop")]
-    pub stop: StopSpec,
+    /// Absent: the family's default rule (`problem::Family::default_stop`).
+    #[serde(default)]
+    pub stop: Option<StopSpec>,
     pub methods: Vec<RawMethod>,
     #[serde(default)]
     pub plots: Vec<PlotSpec>,
@@ -123,13 +124,50 @@ fn one() -> usize {
 
 /// Without [stop]: a method stops when its objective changes by at most 1e-12 relatively
 /// (FAPS (27); methods without an objective ignore it), or after 1000 rounds.
-fn default_stop() -> StopSpec {
-    StopSpec {
-        max_rounds: 1000,
-        objective_tol: Some(1e-12),
-        target: None,
-        own_criterion: false,
-        time_budget_s: None,
+impl StopSpec {
+    /// Rule (27) at τ = 1e-12 within 1000 rounds: the one default before families had their
+    /// own, and still the subspace family's.
+    pub fn objective_default() -> Self {
+        StopSpec {
+            max_rounds: 1000,
+            objective_tol: Some(1e-12),
+            target: None,
+            own_criterion: false,
+            time_budget_s: None,
+        }
+    }
+
+    /// The method's own criterion within `max_rounds`: the default of families whose methods
+    /// report no objective for rule (27).
+    pub fn own_criterion(max_rounds: usize) -> Self {
+        StopSpec {
+            max_rounds,
+            objective_tol: None,
+            own_criterion: true,
+            ..Self::objective_default()
+        }
+    }
+
+    /// The rule in words, as report.md and `dpca methods` print it.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}max {} rounds{}{}{}",
+            self.objective_tol.map_or(String::new(), |t| format!(
+                "|f_k − f_(k−1)| ≤ {t:e}·f_k (eq. 27) or "
+            )),
+            self.max_rounds,
+            self.target.as_ref().map_or(String::new(), |t| format!(
+                ", {} reaches {:e}",
+                t.metric, t.value
+            )),
+            self.time_budget_s
+                .map_or(String::new(), |t| format!(", {t} s budget")),
+            if self.own_criterion {
+                ", or the method's own published stopping criterion"
+            } else {
+                ""
+            },
+        )
     }
 }
 

@@ -11,4 +11,6 @@ mod own_data;
 mod results_faults;
 /// `dpca run` end to end (and the CLI's errors and pipes).
 mod run;
+/// `--set`, path spelling, sweeps of whole sections.
+mod variants;
 mod verify;

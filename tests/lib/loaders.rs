@@ -424,6 +424,32 @@ fn csv_errors_name_file_and_line() {
     assert!(err_text(csv::read_csv(&p, &Default::default())).contains("no data rows"));
 }
 
+/// An index or feature column named as the label (integers, so not refused as continuous) is
+/// refused for its many distinct labels; true class labels pass.
+#[test]
+fn csv_label_column_of_distinct_values_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = |label: &dyn Fn(usize) -> usize| {
+        (0..40)
+            .map(|i| format!("{}.5,{},{}\n", i, i % 7, label(i)))
+            .collect::<String>()
+    };
+    let opts = csv::CsvOptions {
+        label: csv::LabelColumn::Last,
+        ..Default::default()
+    };
+    let p = write(dir.path(), "index.csv", rows(&|i| i).as_bytes());
+    let e = err_text(csv::read_csv(&p, &opts));
+    assert!(
+        e.contains("index.csv")
+            && e.contains("label column 3")
+            && e.contains("40 distinct labels among 40"),
+        "{e}"
+    );
+    let p = write(dir.path(), "classes.csv", rows(&|i| i % 3).as_bytes());
+    assert_eq!(csv::read_csv(&p, &opts).unwrap().labels.len(), 40);
+}
+
 // ---- sparse products ------------------------------------------------------------------------
 
 /// A random sparse n × m (features × samples) matrix as dense, and as CSR of its samples.

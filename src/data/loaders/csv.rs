@@ -165,10 +165,31 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
         bail!("{name}: no data rows after the header line");
     }
     let m = labels.len();
+    if let Some(c) = label_index(opts.label, width.map_or(0, |w| w.0)) {
+        check_classes(&labels, &name.to_string(), c)?;
+    }
     Ok(Labeled {
         x: column_major(features, m, data)?,
         labels,
     })
+}
+
+/// Class labels repeat: a column where more than half the samples (of 20 or more) have a label
+/// of their own is a feature or an index chosen by mistake (a continuous one is refused
+/// earlier, as not an integer), and would split the data into one-sample classes.
+fn check_classes(labels: &[u32], name: &str, col: usize) -> Result<()> {
+    let distinct = labels
+        .iter()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    if labels.len() >= 20 && 2 * distinct > labels.len() {
+        bail!(
+            "{name}: label column {}: {distinct} distinct labels among {} samples: not class labels (a feature or an index column?); choose another label_column, or none",
+            col + 1,
+            labels.len()
+        );
+    }
+    Ok(())
 }
 
 fn label_index(label: LabelColumn, fields: usize) -> Option<usize> {

@@ -213,7 +213,7 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
         s,
         "BLAS: {}; threads: {}; peak memory of the processes that computed these runs: {}. The \
          BLAS kernels and the product kernel decide the last bits, and round counts of runs that \
-         stall or hover at their stop rule can move with them (README, reproducibility). Git revision, library versions, \
+         stall or hover at their stop rule can move with them (docs/reproducibility.md). Git revision, library versions, \
          seeds and timings are in `run.json`; every number above is a row of `summary.csv`, whose \
          per-round history is in `trace.csv`.",
         computed_with(&run_json(exp, out)),

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::data::own;
 use crate::problem::family;
 use crate::spec::{
-    self, DataSpec, Experiment, Kind, ManifestError, PlotKind, PlotSpec, Point, XAxis,
+    self, DataSpec, Experiment, Kind, ManifestError, PlotKind, PlotSpec, Point, Registry, XAxis,
 };
 
 /// Load `path` with `profile` overlaid, checked and expanded.
@@ -53,6 +53,8 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
     let mut methods = parsed.method_variants()?;
     let kind = validate::check_family(raw, &points, &mut methods, loc)?;
     validate::check_paper_points(raw, &points, profile, loc)?;
+    let reg = registry_of(path)?;
+    let record = validate::check_paper(raw, reg.as_ref(), loc)?;
     if !raw.looser_tolerances.is_empty() && kind != Kind::Subspace {
         return Err(loc.error(
             "looser_tolerances",
@@ -60,7 +62,19 @@ pub fn load(path: &Path, profile: &str) -> Result<Experiment, ManifestError> {
         ));
     }
     let plots = default_plots(kind);
-    Ok(parsed.finish(points, kind, methods, plots))
+    let mut exp = parsed.finish(points, kind, methods, plots);
+    exp.paper_record = record;
+    Ok(exp)
+}
+
+/// The paper registry of `start` (a manifest, or a folder such as the results root), checked:
+/// each file on its own (`spec`) and each claim's `study` an experiment. None without one.
+pub fn registry_of(start: &Path) -> Result<Option<Registry>, ManifestError> {
+    let Some(reg) = Registry::find(start)? else {
+        return Ok(None);
+    };
+    validate::check_studies(&reg)?;
+    Ok(Some(reg))
 }
 
 /// Figures of a manifest without `[[plots]]`: the family's first lower-is-better metric against

@@ -12,6 +12,7 @@ mod data;
 mod locate;
 mod merge;
 mod names;
+mod papers;
 mod schema;
 
 use std::fmt;
@@ -31,6 +32,7 @@ pub use data::{
 };
 pub use locate::Locator;
 pub use names::{plain_name, quoted};
+pub use papers::{InventoryClaim, Paper, PaperKind, PaperRecord, Registry};
 pub use schema::{
     AttackSpec, ClaimSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude, Noise,
     Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec,
@@ -48,6 +50,9 @@ pub struct Experiment {
     pub id: String,
     pub paper: String,
     pub paper_file: String,
+    /// The registry's record of `paper` (title, authors, venue, year); None for a manifest that
+    /// reproduces no paper of the registry (own experiments) or has no registry above it.
+    pub paper_record: Option<PaperRecord>,
     pub title: String,
     pub reproduces: String,
     pub description: Option<String>,
@@ -388,6 +393,7 @@ impl Parsed {
             id: raw.id.clone(),
             paper: raw.paper.unwrap_or_default(),
             paper_file: raw.paper_file,
+            paper_record: None,
             title: raw.title.clone().unwrap_or_else(|| raw.id.clone()),
             reproduces: raw.reproduces,
             description: raw.description,

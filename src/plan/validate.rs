@@ -348,7 +348,10 @@ pub(crate) fn check_studies(reg: &Registry) -> Result {
             if !file.is_file() {
                 return Err(p.error(
                     &format!("claims[{i}].study"),
-                    format!("{study:?} is not an experiment: no manifest {}", file.display()),
+                    format!(
+                        "{study:?} is not an experiment: no manifest {}",
+                        file.display()
+                    ),
                 ));
             }
         }

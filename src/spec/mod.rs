@@ -273,6 +273,26 @@ fn default_paper(path: &Path) -> String {
         .to_string()
 }
 
+/// Every *.toml under `dir`, sorted. Links to folders are not followed (a link back up would
+/// list the same manifests again, or never end).
+pub fn manifests_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let e = e?;
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "toml") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// The one profile of a manifest without [profiles].
 pub const DEFAULT_PROFILE: &str = "default";
 

@@ -158,7 +158,11 @@ impl Registry {
             if let Some(prev) = papers.iter().find(|p| p.record.key == paper.record.key) {
                 return Err(paper.error(
                     "paper.key",
-                    format!("key {:?} is already {}'s", paper.record.key, prev.path.display()),
+                    format!(
+                        "key {:?} is already {}'s",
+                        paper.record.key,
+                        prev.path.display()
+                    ),
                 ));
             }
             papers.push(paper);
@@ -196,7 +200,10 @@ impl Registry {
                         .collect();
                     return Err(p.error(
                         &format!("paper.papers[{i}]"),
-                        format!("{k:?} is not a paper of the registry: expected one of {}", quoted(&papers)),
+                        format!(
+                            "{k:?} is not a paper of the registry: expected one of {}",
+                            quoted(&papers)
+                        ),
                     ));
                 }
             }
@@ -293,10 +300,7 @@ fn check_paper(p: &Paper) -> Result<(), ManifestError> {
                 ));
             }
             if r.year.is_none_or(|y| !(1900..=2100).contains(&y)) {
-                return Err(p.error(
-                    "paper.year",
-                    "the year of publication, e.g. 2024",
-                ));
+                return Err(p.error("paper.year", "the year of publication, e.g. 2024"));
             }
             if !r.papers.is_empty() {
                 return Err(p.error(
@@ -328,7 +332,13 @@ fn check_paper(p: &Paper) -> Result<(), ManifestError> {
     }
     for (i, c) in p.claims.iter().enumerate() {
         let at = |k: &str| format!("claims[{i}].{k}");
-        if c.id.is_empty() || c.id.len() > 100 || !c.id.chars().all(|ch| ch.is_ascii_alphanumeric() || "_-.".contains(ch)) {
+        if c.id.is_empty()
+            || c.id.len() > 100
+            || !c
+                .id
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || "_-.".contains(ch))
+        {
             return Err(p.error(
                 &at("id"),
                 format!("id {:?}: expected 1 to 100 ASCII letters, digits, `_`, `-` or `.`, e.g. \"fig2.fewer_rounds\"", c.id),

@@ -745,3 +745,41 @@ fn claim_rows(rows: &mut Vec<Row>, paper: &spec::Paper, profile: &str, at: &[&En
         rows.push(r);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within ±20 % either way; a lower bound past +20 % is already outside, one below is
+    /// undecided; seconds are never compared; no value of ours is not run.
+    #[test]
+    fn number_verdicts() {
+        let v = |q, paper, ours, bound| number_verdict(q, paper, ours, bound);
+        assert_eq!(v("rounds", 100.0, 120.0, false).0, WITHIN);
+        assert_eq!(v("rounds", 100.0, 80.0, false).0, WITHIN);
+        assert_eq!(v("rounds", 100.0, 121.0, false).0, OUTSIDE);
+        assert_eq!(v("kkt", 1e-6, 7.9e-7, false).0, OUTSIDE);
+        assert_eq!(v("kkt", 0.0, 0.0, false).0, WITHIN);
+        assert_eq!(v("kkt", 0.0, 1e-9, false).0, OUTSIDE);
+        assert_eq!(
+            v("rounds", 100.0, 130.0, true),
+            (LOWER_BOUND, ALREADY_OUTSIDE.to_string())
+        );
+        assert_eq!(
+            v("rounds", 100.0, 90.0, true),
+            (LOWER_BOUND, "undecided".into())
+        );
+        assert_eq!(v("rounds", 100.0, 10.0, true).0, LOWER_BOUND);
+        assert_eq!(v("time_s", 10.0, 10.0, false).0, TIME);
+        assert_eq!(v("kkt", 1e-6, f64::NAN, false).0, NOT_RUN);
+    }
+
+    #[test]
+    fn values_print_by_quantity() {
+        assert_eq!(show("rounds", Some(42.0)), "42");
+        assert_eq!(show("rounds", Some(258.75)), "258.8");
+        assert_eq!(show("time_s", Some(3.456)), "3.46");
+        assert_eq!(show("kkt", Some(1.95e-6)), "1.950e-6");
+        assert_eq!(show("kkt", None), "—");
+    }
+}

@@ -11,4 +11,6 @@ mod own_data;
 mod results_faults;
 /// `dpca run` end to end (and the CLI's errors and pipes).
 mod run;
+/// `dpca report`'s scorecard and `dpca scorecard` on a crafted project.
+mod scorecard;
 mod verify;

@@ -151,7 +151,39 @@ impl Totals {
     pub fn claims(&self) -> usize {
         self.held + self.not_held + self.untestable + self.untested
     }
+
+    /// The cells of a totals table, in the order of [`TOTALS_HEADER`].
+    pub fn cells(&self) -> [usize; 11] {
+        [
+            self.within,
+            self.bounds,
+            self.outside,
+            self.not_run,
+            self.time,
+            self.numbers(),
+            self.held,
+            self.not_held,
+            self.untestable,
+            self.untested,
+            self.claims(),
+        ]
+    }
 }
+
+/// The columns of a totals table: numbers, then claims.
+pub const TOTALS_HEADER: [&str; 11] = [
+    "within ±20 %",
+    "lower bound",
+    "outside",
+    "not run",
+    "time",
+    "numbers",
+    "held",
+    "not held",
+    "untestable",
+    "untested",
+    "claims",
+];
 
 /// The scorecard of every paper of a registry.
 pub struct Scorecard {
@@ -346,36 +378,29 @@ impl Scorecard {
 
     /// The totals of every paper at `profile`, as a plain-text table (`dpca scorecard`).
     pub fn totals_text(&self, profile: &str, only: Option<&str>) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "{:<8} {:>7} {:>6} {:>8} {:>8} {:>5} {:>6} | {:>5} {:>9} {:>11} {:>9} {:>6} | {:>5} {:>5}",
-            "paper", "within", "bound", "outside", "not run", "time", "total", "held",
-            "not held", "untestable", "untested", "total", "hold", "fail"
+        let line = |first: &str, cells: Vec<String>| {
+            let (numbers, claims) = cells.split_at(6);
+            // Each column as wide as its header.
+            let pad = |c: &[String], heads: &[&str]| {
+                c.iter()
+                    .zip(heads)
+                    .map(|(x, h)| format!("{x:>w$}", w = h.chars().count()))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            };
+            let (hn, hc) = TOTALS_HEADER.split_at(6);
+            format!("{first:<8} {} | {}\n", pad(numbers, hn), pad(claims, hc))
+        };
+        let mut s = line(
+            "paper",
+            TOTALS_HEADER.iter().map(|h| h.to_string()).collect(),
         );
         for p in &self.papers {
             if only.is_some_and(|o| o != p.key) || !self.profiles(&p.key).contains(&profile) {
                 continue;
             }
             let t = self.totals(&p.key, profile);
-            let _ = writeln!(
-                s,
-                "{:<8} {:>7} {:>6} {:>8} {:>8} {:>5} {:>6} | {:>5} {:>9} {:>11} {:>9} {:>6} | {:>5} {:>5}",
-                p.key,
-                t.within,
-                t.bounds,
-                t.outside,
-                t.not_run,
-                t.time,
-                t.numbers(),
-                t.held,
-                t.not_held,
-                t.untestable,
-                t.untested,
-                t.claims(),
-                t.tests_hold,
-                t.tests_fail
-            );
+            s += &line(&p.key, t.cells().iter().map(|c| c.to_string()).collect());
         }
         s
     }

@@ -4,7 +4,8 @@
 
 use super::page::{esc, href, page, Page};
 use super::scorecard::{
-    show, Row, RowKind, Scorecard, Totals, FAILS, HELD, HOLDS, LOWER_BOUND, NOT_HELD, WITHIN,
+    show, Row, RowKind, Scorecard, Totals, FAILS, HELD, HOLDS, LOWER_BOUND, NOT_HELD,
+    TOTALS_HEADER, WITHIN,
 };
 use crate::spec::{PaperKind, PaperRecord};
 use std::fmt::Write;
@@ -221,35 +222,29 @@ pub(super) fn paper_pages(card: &Scorecard) -> Vec<Page> {
 
 /// The index's table of every paper's totals at `profile`.
 pub(super) fn totals_table(card: &Scorecard, profile: &str) -> String {
-    let mut s = format!(
-        "<table class=\"index\">\n<thead><tr><th>paper</th><th>numbers within ±20 %</th>\
-         <th>lower bounds</th><th>outside</th><th>not run</th><th>total</th><th>times</th>\
-         <th>claims held</th><th>not held</th><th>untestable</th><th>total</th></tr></thead>\n\
-         <tbody>\n"
-    );
+    let head: String = TOTALS_HEADER
+        .iter()
+        .map(|h| format!("<th>{}</th>", esc(h)))
+        .collect();
+    let mut s =
+        format!("<table class=\"index\">\n<thead><tr><th>paper</th>{head}</tr></thead>\n<tbody>\n");
     for p in &card.papers {
         if !card.profiles(&p.key).contains(&profile) {
             continue;
         }
-        let t = card.totals(&p.key, profile);
+        let cells: String = card
+            .totals(&p.key, profile)
+            .cells()
+            .iter()
+            .map(|c| format!("<td>{c}</td>"))
+            .collect();
         let _ = writeln!(
             s,
-            "<tr><td><a href=\"{}\">{}</a><br><small>{} · <code>{}</code></small></td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"{}\">{}</a><br><small>{} · <code>{}</code></small></td>{cells}</tr>",
             href(&format!("{}/index.html", p.key)),
             esc(&p.title),
             esc(&p.byline()),
             esc(&p.key),
-            t.within,
-            t.bounds,
-            t.outside,
-            t.not_run,
-            t.numbers(),
-            t.time,
-            t.held,
-            t.not_held,
-            t.untestable + t.untested,
-            t.claims()
         );
     }
     s += "</tbody>\n</table>\n";

@@ -219,27 +219,39 @@ impl Experiment {
 }
 
 fn read(path: &Path) -> Result<(String, String), ManifestError> {
-    let plain = |message: String| ManifestError {
-        file: path.to_path_buf(),
-        line: None,
-        column: None,
-        key: None,
-        message,
-    };
-    // A FIFO or device would block or never end: only regular files of sane size are read.
-    let meta = std::fs::metadata(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
-    if !meta.is_file() {
-        return Err(plain(
-            "not a regular file: a manifest is a .toml file".into(),
-        ));
+    read_limited(path, "manifest", MAX_MANIFEST_BYTES)
+}
+
+impl ManifestError {
+    /// An error about the file as a whole (no line, no key).
+    pub(crate) fn plain(file: &Path, message: String) -> ManifestError {
+        ManifestError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            key: None,
+            message,
+        }
     }
-    if meta.len() > MAX_MANIFEST_BYTES {
+}
+
+/// The text of a hand-written .toml file (`what` names it in errors) and its sha256 (hex).
+fn read_limited(path: &Path, what: &str, max: u64) -> Result<(String, String), ManifestError> {
+    let plain = |message: String| ManifestError::plain(path, message);
+    // A FIFO or device would block or never end: only regular files of sane size are read.
+    let meta = std::fs::metadata(path).map_err(|e| plain(format!("cannot read {what}: {e}")))?;
+    if !meta.is_file() {
         return Err(plain(format!(
-            "{} bytes: a manifest is at most {MAX_MANIFEST_BYTES} bytes",
+            "not a regular file: a {what} is a .toml file"
+        )));
+    }
+    if meta.len() > max {
+        return Err(plain(format!(
+            "{} bytes: a {what} is at most {max} bytes",
             meta.len()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| plain(format!("cannot read {what}: {e}")))?;
     let hash = Sha256::digest(&bytes)
         .iter()
         .map(|b| format!("{b:02x}"))

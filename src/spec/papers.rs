@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::locate::Locator;
-use super::{deserialize, plain_name, quoted, ManifestError};
+use super::{deserialize, plain_name, quoted, read_limited, ManifestError};
 
 /// A paper of the harness, or a comparison of several papers' methods.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,12 +145,8 @@ impl Registry {
     /// Read `<root>/papers/*.toml`.
     pub fn load(root: &Path) -> Result<Registry, ManifestError> {
         let dir = root.join("papers");
-        let files = toml_files(&dir).ok_or_else(|| ManifestError {
-            file: dir.clone(),
-            line: None,
-            column: None,
-            key: None,
-            message: "cannot read the paper registry's folder".into(),
+        let files = toml_files(&dir).ok_or_else(|| {
+            ManifestError::plain(&dir, "cannot read the paper registry's folder".into())
         })?;
         let mut papers: Vec<Paper> = Vec::new();
         for path in files {
@@ -226,21 +222,7 @@ fn toml_files(dir: &Path) -> Option<Vec<PathBuf>> {
 }
 
 fn read_paper(path: &Path) -> Result<Paper, ManifestError> {
-    let plain = |message: String| ManifestError {
-        file: path.to_path_buf(),
-        line: None,
-        column: None,
-        key: None,
-        message,
-    };
-    let meta = std::fs::metadata(path).map_err(|e| plain(format!("cannot read: {e}")))?;
-    if meta.len() > MAX_BYTES {
-        return Err(plain(format!(
-            "{} bytes: a paper's file is at most {MAX_BYTES} bytes",
-            meta.len()
-        )));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| plain(format!("cannot read: {e}")))?;
+    let (text, _) = read_limited(path, "paper's file", MAX_BYTES)?;
     let loc = Locator::parse(path, text.clone(), "")?;
     let table: toml::Table = toml::from_str(&text)
         .map_err(|e| loc.file_error(format!("invalid TOML: {}", e.message())))?;

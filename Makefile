@@ -123,13 +123,14 @@ DATASETS ?= mnist fashion-mnist cifar-10 cifar-100 wdbc
 fetch: build ## fetch and verify every dataset that can be fetched (DATASETS=...)
 	@for d in $(DATASETS); do $(DPCA) data fetch $$d || echo "($$d not fetched: its manifests will be skipped)"; done
 
-reproduce: build fetch ## run every manifest under experiments/ with PROFILE (default paper)
+reproduce: build fetch ## run every manifest under experiments/ with PROFILE (default paper), then the pages and scorecard
 	$(DPCA) reproduce --profile $(PROFILE) $(ARGS)
+	$(DPCA) report
 
 quick: ## reproduce with PROFILE=quick (minutes on 2 cores)
 	@$(MAKE) reproduce PROFILE=quick
 
-report: build ## results/index.html and a page per results folder (open it from the file system)
+report: build ## results/index.html, scorecard.csv, a page per paper and per results folder (open it from the file system)
 	$(DPCA) report $(ARGS)
 
 verify: build fetch ## re-run the experiments with committed quick results and compare (ARGS='--threads 1')

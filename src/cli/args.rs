@@ -28,6 +28,7 @@ use super::common::UsageError;
 ///   dpca render results/faps/table4/paper
 ///   dpca reproduce --profile quick
 ///   dpca report
+///   dpca scorecard --paper faps
 ///   dpca verify --profile quick --threads 1
 ///   dpca compare results/faps/table4/quick /tmp/other/faps/table4/quick
 ///
@@ -163,6 +164,33 @@ pub enum Command {
     /// open from the file system without a server.
     Report {
         /// Root folder of the results.
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+    },
+    /// Print each paper's scorecard from the committed results (what `dpca report` writes to
+    /// results/scorecard.csv and shows on results/index.html and results/<paper>/index.html).
+    ///
+    /// Per paper (papers/<key>.toml names it): the numbers it states in the manifests'
+    /// [[paper_results]] beside ours — within ±20 %, a lower bound (our count of a run that did
+    /// not converge), outside, not run (no committed results folder: the reason is given), and
+    /// times, which are counted apart (not comparable on 2 shared cores) — then the claims of its
+    /// inventory: held (every judged test of the manifests that name it holds), not held (one
+    /// fails), untestable (the inventory says why, or its experiments are not run here),
+    /// untested (no test and no reason: never in the committed state); then the tests.
+    ///
+    /// Examples:
+    ///   dpca scorecard                      totals of every paper, profile paper
+    ///   dpca scorecard --profile quick      the same for the scaled-down runs
+    ///   dpca scorecard --paper faps         FAPS's totals, then every number, claim and test
+    #[command(verbatim_doc_comment)]
+    Scorecard {
+        /// Only this paper (its registry key, e.g. faps): its totals, then every row.
+        #[arg(long)]
+        paper: Option<String>,
+        /// Profile of the results judged.
+        #[arg(long, default_value = "paper")]
+        profile: String,
+        /// Root folder of the committed results (its paper registry is papers/ above it).
         #[arg(long, default_value = "results")]
         results: PathBuf,
     },

@@ -64,26 +64,9 @@ pub fn run_manifest(
     Ok(())
 }
 
-/// Every *.toml under `dir`, sorted. Links to folders are not followed (a link back up would
-/// list the same manifests again, or never end).
+/// Every *.toml under `dir`, sorted (see [`spec::manifests_under`]).
 pub fn manifests_under(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries =
-            std::fs::read_dir(&d).with_context(|| format!("cannot read folder {}", d.display()))?;
-        for e in entries {
-            let e = e.with_context(|| format!("cannot read folder {}", d.display()))?;
-            let path = e.path();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(path);
-            } else if path.extension().is_some_and(|x| x == "toml") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
+    spec::manifests_under(dir).with_context(|| format!("cannot read folder {}", dir.display()))
 }
 
 /// The profile asked for, or the manifest's default one.

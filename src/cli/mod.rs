@@ -9,6 +9,7 @@ mod list;
 mod methods;
 mod render;
 mod reproduce;
+mod scorecard;
 mod verify;
 
 use anyhow::{Context, Result};
@@ -28,6 +29,7 @@ use list::list;
 use methods::{method_params, methods_table};
 use render::render;
 use reproduce::reproduce;
+use scorecard::scorecard;
 use verify::verify;
 
 pub fn dispatch(cli: Cli) -> Result<()> {
@@ -101,6 +103,11 @@ pub fn dispatch(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Command::Scorecard {
+            paper,
+            profile,
+            results,
+        } => scorecard(&results, paper.as_deref(), &profile),
         Command::Compare { dir_a, dir_b, tol } => compare_dirs(&dir_a, &dir_b, tol.tolerance()?),
         Command::Verify {
             targets,

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::data::own;
 use crate::problem::family;
 use crate::spec::{
-    self, DataSpec, Experiment, Kind, ManifestError, PlotKind, PlotSpec, Point, XAxis,
+    self, DataSpec, Experiment, Kind, ManifestError, PlotKind, PlotSpec, Point, Registry, XAxis,
 };
 
 /// Load `path` with `profile` overlaid, checked and expanded.
@@ -72,6 +72,8 @@ pub fn load_with(
     let kind = validate::check_family(raw, &points, &mut methods, loc)?;
     validate::check_paper_points(raw, &points, profile, loc)?;
     validate::check_placeholders(raw, &points, &methods, kind, profile, loc)?;
+    let reg = registry_of(path)?;
+    let record = validate::check_paper(raw, reg.as_ref(), loc)?;
     if !raw.looser_tolerances.is_empty() && kind != Kind::Subspace {
         return Err(loc.error(
             "looser_tolerances",
@@ -80,7 +82,9 @@ pub fn load_with(
     }
     let plots = default_plots(kind);
     let stop = family(kind).default_stop();
-    Ok(parsed.finish(points, kind, methods, plots, stop))
+    let mut exp = parsed.finish(points, kind, methods, plots, stop);
+    exp.paper_record = record;
+    Ok(exp)
 }
 
 /// The experiment a results folder's run.json records: its manifest, profile and `--set`
@@ -106,6 +110,16 @@ pub fn load_recorded(run_json: &serde_json::Value) -> anyhow::Result<Experiment>
         .transpose()?
         .unwrap_or_default();
     Ok(load_with(Path::new(path), profile, &sets)?)
+}
+
+/// The paper registry of `start` (a manifest, or a folder such as the results root), checked:
+/// each file on its own (`spec`) and each claim's `study` an experiment. None without one.
+pub fn registry_of(start: &Path) -> Result<Option<Registry>, ManifestError> {
+    let Some(reg) = Registry::find(start)? else {
+        return Ok(None);
+    };
+    validate::check_studies(&reg)?;
+    Ok(Some(reg))
 }
 
 /// Figures of a manifest without `[[plots]]`: the family's first lower-is-better metric against

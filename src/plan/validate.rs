@@ -9,8 +9,8 @@ use crate::methods::registry;
 use crate::problem::{family, Family, FAMILIES};
 use crate::spec::{
     plain_name, quoted, ClaimSpec, Dataset, File, Gen, Generator, Kind, Locator, ManifestError,
-    MethodSpec, Point, Preprocess, RawManifest, RawPoint, Scheme, StopSpec, KKT_ABS, LEAK_ABS,
-    LEAK_ERR,
+    MethodSpec, PaperKind, PaperRecord, Point, Preprocess, RawManifest, RawPoint, Registry, Scheme,
+    StopSpec, KKT_ABS, LEAK_ABS, LEAK_ERR,
 };
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
@@ -580,6 +580,130 @@ fn check_method_ref(
                 quoted(&v)
             ),
         ));
+    }
+    Ok(())
+}
+
+/// The manifest against the paper registry (see [`crate::spec::Registry`]): its `paper` is a
+/// registry key whose `file` its `paper_file` names (a comparison's: empty or the file of a paper
+/// it compares), and each claim's `id` a claim of that paper's inventory that is not marked
+/// untestable. A manifest that names no paper text and no claim id (an own experiment: `paper`
+/// is only its results folder) is left alone, as is one with no registry above it. The record
+/// of the paper, if any.
+pub(crate) fn check_paper(
+    raw: &RawManifest,
+    reg: Option<&Registry>,
+    loc: &Locator,
+) -> Result<Option<PaperRecord>> {
+    let Some(reg) = reg else { return Ok(None) };
+    let key = raw.paper.as_deref().unwrap_or_default();
+    let ids = || {
+        raw.claims
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| c.id.as_ref().map(|_| i))
+    };
+    let Some(paper) = reg.get(key) else {
+        if raw.paper_file.is_empty() && ids().is_none() {
+            return Ok(None);
+        }
+        let at = if raw.paper_file.is_empty() {
+            format!("claims[{}].id", ids().unwrap_or(0))
+        } else {
+            "paper".to_string()
+        };
+        return Err(loc.error(
+            &at,
+            format!(
+                "paper {key:?} is not in the paper registry {}: expected one of {} (a manifest of your own names no paper_file and no claim id)",
+                reg.root.join("papers").display(),
+                quoted(&reg.keys())
+            ),
+        ));
+    };
+    let r = &paper.record;
+    match r.kind {
+        PaperKind::Paper if raw.paper_file != r.file => {
+            return Err(loc.error(
+                if raw.paper_file.is_empty() { "paper" } else { "paper_file" },
+                format!(
+                    "paper_file = {:?}, but {} gives the text of paper {key:?} as {:?}: set paper_file = {:?}",
+                    raw.paper_file,
+                    paper.path.display(),
+                    r.file,
+                    r.file
+                ),
+            ));
+        }
+        PaperKind::Comparison if !raw.paper_file.is_empty() => {
+            let files: Vec<&str> = r
+                .papers
+                .iter()
+                .filter_map(|k| reg.get(k))
+                .map(|p| p.record.file.as_str())
+                .collect();
+            if !files.contains(&raw.paper_file.as_str()) {
+                return Err(loc.error(
+                    "paper_file",
+                    format!(
+                        "paper_file = {:?}: {key:?} compares {}, so paper_file is empty or the text of one of them: {}",
+                        raw.paper_file,
+                        quoted(&r.papers.iter().map(String::as_str).collect::<Vec<_>>()),
+                        quoted(&files)
+                    ),
+                ));
+            }
+        }
+        _ => {}
+    }
+    for (i, c) in raw.claims.iter().enumerate() {
+        let Some(id) = &c.id else { continue };
+        let key = format!("claims[{i}].id");
+        match paper.claim(id) {
+            None => {
+                let known: Vec<&str> = paper.claims.iter().map(|c| c.id.as_str()).collect();
+                return Err(loc.error(
+                    &key,
+                    if known.is_empty() {
+                        format!("{id:?} is not a claim of {}: its inventory is empty (add the claim there first)", paper.path.display())
+                    } else {
+                        format!("{id:?} is not a claim of {}: expected one of {}", paper.path.display(), quoted(&known))
+                    },
+                ));
+            }
+            Some(claim) => {
+                if let Some(why) = &claim.untestable {
+                    return Err(loc.error(
+                        &key,
+                        format!(
+                            "{} says claim {id:?} is untestable here ({why}): drop `untestable` there, or this test",
+                            paper.path.display()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Some(r.clone()))
+}
+
+/// Each inventory claim's `study` names a manifest of the registry's experiments:
+/// `<root>/experiments/<paper>/<id>.toml`.
+pub(crate) fn check_studies(reg: &Registry) -> Result {
+    for p in &reg.papers {
+        for (i, c) in p.claims.iter().enumerate() {
+            let Some(study) = &c.study else { continue };
+            let file = reg.root.join("experiments").join(format!("{study}.toml"));
+            if !file.is_file() {
+                return Err(p.error(
+                    &format!("claims[{i}].study"),
+                    format!(
+                        "{study:?} is not an experiment: no manifest {}",
+                        file.display()
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -7,79 +7,17 @@
 //! every paper with its claims judged by [`super::claims::judge`].
 
 use super::claims::judge;
-use super::reload::outcome_from_csv;
-use crate::plan;
-use crate::spec::Experiment;
+use super::page::{esc, href, page, safe_url};
+use super::reload::{folders, load_folder, Folder};
+use super::scorecard::Scorecard;
+use super::scorecard_html;
 use crate::util::atomic_write;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use pulldown_cmark::{Event, Options, Parser, Tag};
-use pulldown_cmark_escape::{escape_href, escape_html};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// A page of the site: its path relative to the results root, and its HTML.
-pub struct Page {
-    pub path: PathBuf,
-    pub html: String,
-}
-
-fn esc(s: &str) -> String {
-    let mut out = String::new();
-    let _ = escape_html(&mut out, s);
-    out
-}
-
-/// An attribute value for a link to `s`, a path relative to the page: one that a folder's name
-/// would turn into a scheme (`javascript:x/…`) is made `./javascript:x/…`.
-fn href(s: &str) -> String {
-    let s = if safe_url(s) {
-        s.to_string()
-    } else {
-        format!("./{s}")
-    };
-    let mut out = String::new();
-    let _ = escape_href(&mut out, &s);
-    esc(&out)
-}
-
-const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;\
-padding:1em 2em;color:#222}table{border-collapse:collapse;margin:.6em 0;font-size:13px;\
-display:block;overflow-x:auto}th,td{border:1px solid #ccc;padding:2px 6px}th{background:#f2f2f2}\
-td{white-space:nowrap}img{max-width:100%;height:auto;display:block;margin:.5em 0}\
-code{background:#f4f4f4;padding:0 3px}nav{margin:.5em 0 1em;font-size:14px}\
-blockquote{border-left:3px solid #ccc;margin-left:0;padding-left:1em;color:#555}\
-.holds{color:#176d2c}.fails{color:#b3261e}ul.claims{margin:0;padding-left:1.2em;white-space:normal}\
-table.index td{white-space:normal}td.claims{min-width:24em}";
-
-/// Writes what the page shows into the DOM once it has loaded: how many images, which did not
-/// load, how many tables (the Chromium test reads it from `data-check`).
-const CHECK: &str = "addEventListener('load',function(){var i=Array.prototype.slice.call(\
-document.images);document.body.setAttribute('data-check',JSON.stringify({images:i.length,\
-broken:i.filter(function(x){return !(x.complete&&x.naturalWidth>0)}).map(function(x){return \
-x.getAttribute('src')}),tables:document.getElementsByTagName('table').length}))});";
-
-fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n\
-         <script>{CHECK}</script>\n</body>\n</html>\n",
-        esc(title)
-    )
-}
-
-/// Whether `url` may become a link or an image in a page: a relative path or a `#fragment` of
-/// this site. Text of manifests, CSV cells and run.json errors reaches the Markdown, so any
-/// scheme (`javascript:`, `data:`, `https:`: the pages need no network), a `//host` or a `\`
-/// (which browsers read as `/`) is refused; so is any control character or space, which URL
-/// parsers strip (`java\tscript:` is `javascript:` to them).
-fn safe_url(url: &str) -> bool {
-    let before_path = url.split(['/', '?', '#']).next().unwrap_or_default();
-    !url.starts_with("//")
-        && !before_path.contains(':')
-        && !url.contains('\\')
-        && !url.chars().any(|c| c.is_control() || c.is_whitespace())
-}
+pub use super::page::Page;
 
 /// Markdown to HTML: tables on, raw HTML shown as text, images pointing at the SVG beside a
 /// PNG when there is one; a link or image whose URL is not [`safe_url`] is left as its text.
@@ -127,39 +65,6 @@ fn local_image<'a>(e: Event<'a>, dir: &Path) -> Event<'a> {
         }
         e => e,
     }
-}
-
-/// One results folder, as `dpca render` reads it.
-struct Folder {
-    /// Relative to the results root: <paper>/<id>/<profile>.
-    rel: PathBuf,
-    exp: Experiment,
-    out: crate::run::Outcome,
-    /// File names run.json lists.
-    files: Vec<String>,
-}
-
-fn load_folder(root: &Path, rel: &Path) -> Result<Folder> {
-    let dir = root.join(rel);
-    let json_path = dir.join("run.json");
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(&json_path)
-            .with_context(|| format!("cannot read {}", json_path.display()))?,
-    )
-    .with_context(|| format!("{} is not valid JSON", json_path.display()))?;
-    let exp =
-        plan::load_recorded(&json).with_context(|| format!("the manifest of {}", dir.display()))?;
-    let out = outcome_from_csv(&exp, &dir)?;
-    let files = json["files"]
-        .as_object()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
-    Ok(Folder {
-        rel: rel.to_path_buf(),
-        exp,
-        out,
-        files,
-    })
 }
 
 /// The figures' stems in the order the report lists them: the manifest's plots, each one file
@@ -212,11 +117,20 @@ fn file_links(f: &Folder, prefix: &str) -> String {
         .join(" · ")
 }
 
-fn folder_page(f: &Folder) -> Page {
+/// A folder's page; `scored`: its paper has a scorecard page to link to.
+fn folder_page(f: &Folder, scored: bool) -> Page {
     let up = "../".repeat(f.rel.components().count());
     let md = super::markdown::report(&f.exp, &f.out, &figure_stems(f));
+    let paper = if scored {
+        format!(
+            " · <a href=\"{}\">the paper's scorecard</a>",
+            href(&format!("{up}{}/index.html", f.exp.paper))
+        )
+    } else {
+        String::new()
+    };
     let body = format!(
-        "<nav><a href=\"{}index.html\">All experiments</a> · {} · files: {}</nav>\n<main>\n{}</main>",
+        "<nav><a href=\"{}index.html\">All experiments</a>{paper} · {} · files: {}</nav>\n<main>\n{}</main>",
         href(&up),
         esc(&f.rel.display().to_string()),
         file_links(f, ""),
@@ -228,8 +142,11 @@ fn folder_page(f: &Folder) -> Page {
     }
 }
 
-fn index_page(folders: &[Folder]) -> Page {
+fn index_page(folders: &[Folder], card: Option<&Scorecard>) -> Page {
     let mut body = String::from("<main>\n<h1>dpca-bench results</h1>\n");
+    if let Some(card) = card {
+        body += &scorecard_html::index_section(card);
+    }
     let _ = writeln!(
         body,
         "<p>Every committed results folder: what it reproduces, whether the paper's claims hold \
@@ -251,17 +168,31 @@ fn index_page(folders: &[Folder]) -> Page {
     for paper in papers {
         let of: Vec<&Folder> = folders.iter().filter(|f| f.exp.paper == paper).collect();
         let file = &of[0].exp.paper_file;
-        let _ = writeln!(
-            body,
-            "<h2 id=\"{}\">{}</h2>\n{}",
-            esc(paper),
-            esc(paper),
-            if file.is_empty() {
-                String::new()
-            } else {
-                format!("<p>Paper: <code>{}</code></p>", esc(file))
+        // The paper by name when the registry knows it, its scorecard page linked.
+        match &of[0].exp.paper_record {
+            Some(r) => {
+                let scored = card.is_some_and(|c| !c.profiles(paper).is_empty());
+                let link = format!("{paper}/index.html");
+                let _ = writeln!(
+                    body,
+                    "{}",
+                    scorecard_html::paper_heading(r, "h2", scored.then_some(link.as_str()))
+                );
             }
-        );
+            None => {
+                let _ = writeln!(
+                    body,
+                    "<h2 id=\"{}\">{}</h2>\n{}",
+                    esc(paper),
+                    esc(paper),
+                    if file.is_empty() {
+                        String::new()
+                    } else {
+                        format!("<p>Paper: <code>{}</code></p>", esc(file))
+                    }
+                );
+            }
+        }
         let _ = writeln!(
             body,
             "<table class=\"index\">\n<thead><tr><th>experiment</th><th>profile</th><th>reproduces</th>\
@@ -314,17 +245,14 @@ fn index_page(folders: &[Folder]) -> Page {
     }
 }
 
-/// Results folders (holding a run.json) under `root`, relative to it: sorted by paper, id and
-/// profile.
-fn folders(root: &Path) -> Result<Vec<PathBuf>> {
-    Ok(super::compare::folders_under(root)?
-        .into_iter()
-        .filter(|rel| root.join(rel).join("run.json").is_file())
-        .collect())
+/// Every page of the site over the results under `root`: the index first, then each paper's
+/// scorecard page, then each folder's page.
+pub fn site(root: &Path) -> Result<Vec<Page>> {
+    Ok(site_and_scorecard(root)?.0)
 }
 
-/// Every page of the site over the results under `root`: the index first.
-pub fn site(root: &Path) -> Result<Vec<Page>> {
+/// The pages of [`site`] and the scorecard (None without a paper registry above `root`).
+pub fn site_and_scorecard(root: &Path) -> Result<(Vec<Page>, Option<Scorecard>)> {
     let loaded = folders(root)?
         .iter()
         .map(|rel| load_folder(root, rel))
@@ -332,19 +260,34 @@ pub fn site(root: &Path) -> Result<Vec<Page>> {
     if loaded.is_empty() {
         anyhow::bail!("{}: no results folders (with a run.json)", root.display());
     }
-    let mut pages = vec![index_page(&loaded)];
-    pages.extend(loaded.iter().map(folder_page));
-    Ok(pages)
+    let card = Scorecard::of_results(root, &loaded)?;
+    let mut pages = vec![index_page(&loaded, card.as_ref())];
+    if let Some(card) = &card {
+        pages.extend(scorecard_html::paper_pages(card));
+    }
+    pages.extend(loaded.iter().map(|f| {
+        let scored = card
+            .as_ref()
+            .is_some_and(|c| !c.profiles(&f.exp.paper).is_empty());
+        folder_page(f, scored)
+    }));
+    Ok((pages, card))
 }
 
-/// Write every page of [`site`], each atomically; the number of pages.
+/// Write every page of [`site`] and results/scorecard.csv, each atomically; the number of files.
 pub fn write_site(root: &Path) -> Result<usize> {
-    let pages = site(root)?;
+    let (pages, card) = site_and_scorecard(root)?;
     for p in &pages {
         atomic_write(&root.join(&p.path), p.html.as_bytes())?;
     }
-    Ok(pages.len())
+    if let Some(card) = card {
+        atomic_write(&root.join(SCORECARD_CSV), card.csv()?.as_bytes())?;
+    }
+    Ok(pages.len() + 1)
 }
+
+/// The scorecard's file under the results root.
+pub const SCORECARD_CSV: &str = "scorecard.csv";
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,8 @@
 //! report.md: the paper's numbers beside ours, with ratios, settings and figures.
 
-use super::cells::{at_least, beside, by_method, mean, ratio, sci};
+use super::cells::{
+    at_least, beside, by_method, md_text, mean, mean_metric, ratio, repeat_groups, sci,
+};
 use super::provenance::{computed_with, run_json};
 use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::methods::registry;
@@ -96,6 +98,31 @@ fn own_file(f: &crate::spec::File) -> String {
     s
 }
 
+/// The paper as the registry names it, "*Title*, Authors, Venue, Year (paper key `faps`, text
+/// 000_….txt)", escaped; without a record, its file and key as the manifest gives them.
+fn paper_by_name(exp: &Experiment) -> String {
+    let Some(r) = &exp.paper_record else {
+        return format!(
+            "{} (paper key {})",
+            md_text(&exp.paper_file),
+            md_text(&exp.paper)
+        );
+    };
+    let byline = r.byline();
+    let file = if exp.paper_file.is_empty() {
+        String::new()
+    } else {
+        format!(", text {}", md_text(&exp.paper_file))
+    };
+    format!(
+        "*{}*{}{} (paper key {}{file})",
+        md_text(&r.title),
+        if byline.is_empty() { "" } else { ", " },
+        md_text(&byline),
+        md_text(&r.key),
+    )
+}
+
 /// The whole report as Markdown.
 pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     let mut s = String::new();
@@ -112,10 +139,9 @@ pub fn report(exp: &Experiment, out: &Outcome, figures: &[PathBuf]) -> String {
     } else {
         let _ = writeln!(
             s,
-            "Reproduces **{}** of `{}` (paper key `{}`), profile **{}**. Manifest `{}` (sha256 `{}`).\n",
+            "Reproduces **{}** of {}, profile **{}**. Manifest `{}` (sha256 `{}`).\n",
             exp.reproduces,
-            exp.paper_file,
-            exp.paper,
+            paper_by_name(exp),
             exp.profile,
             exp.path.display(),
             &exp.hash[..12.min(exp.hash.len())]
@@ -426,22 +452,6 @@ fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) 
     let _ = writeln!(s, "{line}");
 }
 
-/// Runs of one configuration (point, label, params) — its repeats — in first-seen order.
-fn repeat_groups(records: &[RunRecord]) -> Vec<Vec<&RunRecord>> {
-    let mut groups: Vec<Vec<&RunRecord>> = Vec::new();
-    for r in records {
-        let same = |g: &Vec<&RunRecord>| {
-            let k = &g[0].key;
-            (&k.point, &k.label, &k.params) == (&r.key.point, &r.key.label, &r.key.params)
-        };
-        match groups.iter_mut().find(|g| same(g)) {
-            Some(g) => g.push(r),
-            None => groups.push(vec![r]),
-        }
-    }
-    groups
-}
-
 /// One row for the repeats of a configuration: mean rounds (min–max), mean metrics and time,
 /// stop reasons counted ("3× max_rounds, 2× kkt_target").
 fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&RunRecord]) {
@@ -496,14 +506,6 @@ fn rounds_cell(runs: &[&RunRecord]) -> String {
     } else {
         cell
     }
-}
-
-/// Mean over runs of a metric's final value (NaN where a run lacks it).
-fn mean_metric(runs: &[&RunRecord], name: &str) -> f64 {
-    mean(
-        runs.iter()
-            .map(|r| r.last().metric(name).unwrap_or(f64::NAN)),
-    )
 }
 
 /// A run's status and stop reason ("stalled (objective_change)"), or for repeats each counted:

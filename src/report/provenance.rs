@@ -162,6 +162,8 @@ pub fn run_json(exp: &Experiment, out: &Outcome) -> Value {
         "experiment": exp.id,
         "paper": exp.paper,
         "paper_file": exp.paper_file,
+        // The registry's record (papers/<paper>.toml): the paper by name. Null without one.
+        "paper_record": exp.paper_record,
         "title": exp.title,
         "profile": exp.profile,
         "manifest": manifest_json(exp),

@@ -4,11 +4,12 @@
 //! Stored runs (`runs/`) are not committed.
 
 use crate::fed::vectors;
+use crate::plan;
 use crate::run::{Outcome, RunKey, RunRecord, Status, StopReason, TraceRow};
 use crate::spec::{Experiment, KKT_ABS, LEAK_ABS, LEAK_ERR};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 type Row = HashMap<String, String>;
 
@@ -265,4 +266,46 @@ pub fn outcome_from_csv(exp: &Experiment, dir: &Path) -> Result<Outcome> {
         threads: at("threads") as usize,
         computed_by: Some(run_json),
     })
+}
+
+/// One results folder, as `dpca render` reads it.
+pub struct Folder {
+    /// Relative to the results root: <paper>/<id>/<profile>.
+    pub rel: PathBuf,
+    pub exp: Experiment,
+    pub out: crate::run::Outcome,
+    /// File names run.json lists.
+    pub files: Vec<String>,
+}
+
+pub fn load_folder(root: &Path, rel: &Path) -> Result<Folder> {
+    let dir = root.join(rel);
+    let json_path = dir.join("run.json");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&json_path)
+            .with_context(|| format!("cannot read {}", json_path.display()))?,
+    )
+    .with_context(|| format!("{} is not valid JSON", json_path.display()))?;
+    let exp =
+        plan::load_recorded(&json).with_context(|| format!("the manifest of {}", dir.display()))?;
+    let out = outcome_from_csv(&exp, &dir)?;
+    let files = json["files"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    Ok(Folder {
+        rel: rel.to_path_buf(),
+        exp,
+        out,
+        files,
+    })
+}
+
+/// Results folders (holding a run.json) under `root`, relative to it: sorted by paper, id and
+/// profile.
+pub fn folders(root: &Path) -> Result<Vec<PathBuf>> {
+    Ok(super::compare::folders_under(root)?
+        .into_iter()
+        .filter(|rel| root.join(rel).join("run.json").is_file())
+        .collect())
 }

@@ -13,6 +13,7 @@ mod locate;
 mod merge;
 mod names;
 mod overrides;
+mod papers;
 pub mod placeholder;
 mod schema;
 
@@ -34,6 +35,7 @@ pub use data::{
 pub use locate::Locator;
 pub use names::{plain_name, quoted};
 pub use overrides::{folder_suffix, Set};
+pub use papers::{InventoryClaim, Paper, PaperKind, PaperRecord, Registry};
 pub use schema::{
     AttackSpec, ClaimSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude, Noise,
     Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Rate,
@@ -55,6 +57,9 @@ pub struct Experiment {
     pub id: String,
     pub paper: String,
     pub paper_file: String,
+    /// The registry's record of `paper` (title, authors, venue, year); None for a manifest that
+    /// reproduces no paper of the registry (own experiments) or has no registry above it.
+    pub paper_record: Option<PaperRecord>,
     pub title: String,
     pub reproduces: String,
     pub description: Option<String>,
@@ -253,28 +258,40 @@ impl Experiment {
 }
 
 fn read(path: &Path) -> Result<(String, String), ManifestError> {
-    let plain = |message: String| ManifestError {
-        file: path.to_path_buf(),
-        line: None,
-        column: None,
-        key: None,
-        message,
-        flag: None,
-    };
-    // A FIFO or device would block or never end: only regular files of sane size are read.
-    let meta = std::fs::metadata(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
-    if !meta.is_file() {
-        return Err(plain(
-            "not a regular file: a manifest is a .toml file".into(),
-        ));
+    read_limited(path, "manifest", MAX_MANIFEST_BYTES)
+}
+
+impl ManifestError {
+    /// An error about the file as a whole (no line, no key).
+    pub(crate) fn plain(file: &Path, message: String) -> ManifestError {
+        ManifestError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            key: None,
+            message,
+            flag: None,
+        }
     }
-    if meta.len() > MAX_MANIFEST_BYTES {
+}
+
+/// The text of a hand-written .toml file (`what` names it in errors) and its sha256 (hex).
+fn read_limited(path: &Path, what: &str, max: u64) -> Result<(String, String), ManifestError> {
+    let plain = |message: String| ManifestError::plain(path, message);
+    // A FIFO or device would block or never end: only regular files of sane size are read.
+    let meta = std::fs::metadata(path).map_err(|e| plain(format!("cannot read {what}: {e}")))?;
+    if !meta.is_file() {
         return Err(plain(format!(
-            "{} bytes: a manifest is at most {MAX_MANIFEST_BYTES} bytes",
+            "not a regular file: a {what} is a .toml file"
+        )));
+    }
+    if meta.len() > max {
+        return Err(plain(format!(
+            "{} bytes: a {what} is at most {max} bytes",
             meta.len()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| plain(format!("cannot read manifest: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| plain(format!("cannot read {what}: {e}")))?;
     let hash = Sha256::digest(&bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -309,6 +326,26 @@ fn default_paper(path: &Path) -> String {
         .filter(|n| plain_name(n).is_ok())
         .unwrap_or("own")
         .to_string()
+}
+
+/// Every *.toml under `dir`, sorted. Links to folders are not followed (a link back up would
+/// list the same manifests again, or never end).
+pub fn manifests_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let e = e?;
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "toml") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// The one profile of a manifest without [profiles].
@@ -443,6 +480,7 @@ impl Parsed {
             id: raw.id.clone(),
             paper: raw.paper.unwrap_or_default(),
             paper_file: raw.paper_file,
+            paper_record: None,
             title: raw.title.clone().unwrap_or_else(|| raw.id.clone()),
             reproduces: raw.reproduces,
             description: raw.description,

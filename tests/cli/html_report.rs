@@ -2,7 +2,7 @@
 //! and headless Chromium (Debian's chromium; `make deps` installs it) loads every one of them
 //! from the file system with every image resolved and the tables present.
 
-use dpca_bench::report::html::site;
+use dpca_bench::report::html::{site, site_and_scorecard, SCORECARD_CSV};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,13 +13,17 @@ fn results() -> PathBuf {
 #[test]
 fn committed_pages_are_current() {
     // results/ never mixes formats: after a re-render, `dpca report` (make report) rewrites them.
-    let pages = site(&results()).unwrap();
+    let (pages, card) = site_and_scorecard(&results()).unwrap();
     let mut stale = Vec::new();
     for p in &pages {
         let path = results().join(&p.path);
         if std::fs::read_to_string(&path).ok().as_deref() != Some(p.html.as_str()) {
             stale.push(p.path.display().to_string());
         }
+    }
+    let csv = card.expect("the repository's papers/").csv().unwrap();
+    if std::fs::read_to_string(results().join(SCORECARD_CSV)).ok() != Some(csv) {
+        stale.push(SCORECARD_CSV.into());
     }
     assert!(
         stale.is_empty(),

@@ -13,4 +13,6 @@ mod results_faults;
 mod run;
 /// `--set`, path spelling, sweeps of whole sections.
 mod variants;
+/// `dpca report`'s scorecard and `dpca scorecard` on a crafted project.
+mod scorecard;
 mod verify;

@@ -16,6 +16,8 @@ mod manifest;
 mod manifest_fuzz;
 /// The NumPy twins of the bench rounds against the Rust rounds.
 mod numpy_twin;
+/// The paper registry and the repository's scorecard.
+mod papers;
 mod partition;
 mod plot;
 mod results_fuzz;

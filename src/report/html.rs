@@ -8,6 +8,7 @@
 
 use super::claims::judge;
 use super::page::{esc, href, page, safe_url};
+use super::placeholders::render;
 use super::reload::{folders, load_folder, Folder};
 use super::scorecard::Scorecard;
 use super::scorecard_html;
@@ -213,7 +214,7 @@ fn index_page(folders: &[Folder], card: Option<&Scorecard>) -> Page {
                             "<li class=\"{}\">{} {}</li>",
                             if holds { "holds" } else { "fails" },
                             if holds { "✔" } else { "✘" },
-                            esc(&c.text)
+                            esc(&render(&f.exp, &f.out.records, &c.text))
                         )
                     })
                     .collect();

@@ -681,7 +681,11 @@ fn test_rows(rows: &mut Vec<Row>, paper: &spec::Paper, e: &Entry) {
         r.method = c.method.clone();
         r.point = c.points.join(" ");
         r.quantity = c.quantity.clone();
-        r.text = c.text.clone();
+        // A test's text may quote the runs' numbers ({{...}}): from this folder's runs.
+        r.text = match e.folder {
+            Some(f) => super::placeholders::render(e.exp, &f.out.records, &c.text),
+            None => c.text.clone(),
+        };
         r.folder = e.folder.map(folder_of).unwrap_or_default();
         let (verdict, evidence) = test_verdict(e, c);
         r.verdict = verdict;

@@ -95,10 +95,11 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Data { action, dir } => data(action, &dir),
         Command::Report { results } => {
             let started = std::time::Instant::now();
-            let pages = report::html::write_site(&results)?;
+            let (pages, scored) = report::html::write_site(&results)?;
             println!(
-                "{}: {pages} pages in {:.1} s",
+                "{}: {pages} pages{} in {:.1} s",
                 results.join("index.html").display(),
+                if scored { " and scorecard.csv" } else { "" },
                 started.elapsed().as_secs_f64()
             );
             Ok(())

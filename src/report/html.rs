@@ -275,16 +275,17 @@ pub fn site_and_scorecard(root: &Path) -> Result<(Vec<Page>, Option<Scorecard>)>
     Ok((pages, card))
 }
 
-/// Write every page of [`site`] and results/scorecard.csv, each atomically; the number of files.
-pub fn write_site(root: &Path) -> Result<usize> {
+/// Write every page of [`site`] and results/scorecard.csv (with a registry), each atomically;
+/// the number of pages and whether the scorecard was written.
+pub fn write_site(root: &Path) -> Result<(usize, bool)> {
     let (pages, card) = site_and_scorecard(root)?;
     for p in &pages {
         atomic_write(&root.join(&p.path), p.html.as_bytes())?;
     }
-    if let Some(card) = card {
+    if let Some(card) = &card {
         atomic_write(&root.join(SCORECARD_CSV), card.csv()?.as_bytes())?;
     }
-    Ok(pages.len() + 1)
+    Ok((pages.len(), card.is_some()))
 }
 
 /// The scorecard's file under the results root.

@@ -179,7 +179,8 @@ pub enum Command {
         /// Fetched datasets (`dpca data fetch NAME`).
         #[arg(long, default_value = "datasets/raw")]
         data: PathBuf,
-        /// Run even if the data alone exceeds the memory this machine has available.
+        /// Run even if the data or the reference exceed the memory budget: this machine's
+        /// available memory, or DPCA_MEMORY_BUDGET (bytes, or with a K/M/G/T suffix).
         #[arg(long)]
         no_memory_check: bool,
     },
@@ -274,7 +275,8 @@ pub struct Common {
     /// Fetched datasets (`dpca data fetch NAME`).
     #[arg(long, default_value = "datasets/raw")]
     pub data: PathBuf,
-    /// Run even if the data alone exceeds the memory this machine has available.
+    /// Run even if the data or the reference exceed the memory budget: this machine's
+    /// available memory, or DPCA_MEMORY_BUDGET (bytes, or with a K/M/G/T suffix).
     #[arg(long)]
     pub no_memory_check: bool,
     /// Where the clients run: `local` (this process) or `mpi` (under mpirun: rank 0 the server,

@@ -2,7 +2,7 @@
 //! plain, gzip or bzip2 (detected by magic bytes).
 
 use super::open::open_text;
-use super::{column_major, Labeled};
+use super::{column_major, Growth, Labeled};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -62,6 +62,7 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
     let mut width: Option<(usize, u64)> = None; // fields per row, and the line that set it
     let mut first = true;
     let mut features = 0;
+    let mut growth = Growth::new();
     loop {
         let more = rdr.read_byte_record(&mut record).map_err(|e| {
             let at = e
@@ -157,6 +158,14 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
         if label_col.is_none() {
             labels.push(0);
         }
+        // The values twice: the vector may double as it grows, and the matrix is copied once
+        // into features × samples order.
+        growth.check(16 * data.len() as u128 + 4 * labels.len() as u128, || {
+            format!(
+                "{name}: line {line}: the {} numbers read up to here",
+                data.len()
+            )
+        })?;
     }
     if width.is_none() {
         if first {

@@ -178,6 +178,11 @@ fn read_raw(path: &Path, magic: Option<u32>) -> Result<(u8, Vec<usize>, Vec<u8>)
     let Some((need, want)) = sizes else {
         bail!("{name}: dimensions {dims:?} are too large");
     };
+    // The element bytes, and the f64 matrix made of them with one copy (8 bytes twice).
+    let elements = (need / item) as u128;
+    super::fits(need as u128 + 16 * elements, || {
+        format!("{name}: the header's dimensions {dims:?}")
+    })?;
     let truncated = |end: u64| {
         anyhow::anyhow!(
             "{name}: truncated at byte offset {end}{at}: the header declares {} {what}s{}, \

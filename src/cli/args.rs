@@ -283,6 +283,12 @@ pub struct Common {
     /// the clients spread over the other ranks; needs a build with `--features mpi`).
     #[arg(long, value_enum, default_value_t = Backend::Local)]
     pub backend: Backend,
+    /// With --backend mpi: seconds rank 0 waits for a rank's reply (a round's answer, or its
+    /// share of the data at a run's start) before it ends the job, naming the rank and the
+    /// round; a stopped or stuck rank would otherwise hang it. Raise it for data that takes a
+    /// rank longer to build.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub mpi_timeout: u64,
 }
 
 impl Common {

@@ -49,7 +49,7 @@ pub(super) fn check(exp: &Experiment, opts: &Options) -> Result<()> {
                 "data.n",
                 format!(
                     "n = {}, m = {}, p = {}{at}: the data ({}) and the reference's working \
-                     memory ({}) {tail}",
+                     memory ({}) need {tail}",
                     pt.data.n,
                     pt.data.m,
                     pt.problem.p,

@@ -42,8 +42,8 @@ fn decide() -> Result<Option<(u128, Source)>, String> {
             .map(|b| Some((b, Source::Variable)))
             .ok_or_else(|| {
                 format!(
-                    "{BUDGET_VAR} = {:?}: expected a number of bytes, optionally with a K, M, G \
-                     or T suffix (e.g. 8G)",
+                    "a memory budget, but {BUDGET_VAR} = {:?} is not one: expected a number of \
+                     bytes, optionally with a K, M, G or T suffix (e.g. 8G)",
                     super::excerpt(text.as_bytes())
                 )
             });
@@ -83,8 +83,9 @@ pub fn gib(bytes: u128) -> String {
     }
 }
 
-/// Ok if `bytes` fit the budget; otherwise the end of an error message: the size asked, the
-/// budget and how to change it. The caller says first what asked (a file and line, a key).
+/// Ok if `bytes` fit the budget; otherwise the end of an error message after "needs": the size
+/// asked, the budget and how to change it. The caller says first what asked (a file and line, a
+/// key).
 pub fn check(bytes: u128) -> Result<(), String> {
     let Some((budget, source)) = budget()? else {
         return Ok(());
@@ -97,8 +98,9 @@ pub fn check(bytes: u128) -> Result<(), String> {
         Source::Variable => format!("the memory budget {BUDGET_VAR}"),
     };
     Err(format!(
-        "needs at least {} ({bytes} bytes), more than {whose} of {}: nothing was allocated; \
-         reduce the sizes, or pass --no-memory-check to `dpca run` to try anyway",
+        "at least {} ({bytes} bytes), more than {whose} of {}: refused before allocating that \
+         much; reduce the sizes, or set {BUDGET_VAR} (or pass --no-memory-check to `dpca run`) \
+         to try anyway",
         gib(bytes),
         gib(budget)
     ))

@@ -223,3 +223,67 @@ fn collect(name: &str, takes: &[Take], got: Vec<Option<String>>) -> Result<Vec<S
         .map(|(t, g)| g.ok_or_else(|| anyhow::anyhow!("{name} has no member {}", t.from)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::loaders::MIN_DECODED_CAP;
+
+    /// A .gz of `bytes` zeros in `dir`, and its compressed size.
+    fn gzip_of_zeros(dir: &Path, bytes: u64) -> (PathBuf, u64) {
+        let path = dir.join("bomb.gz");
+        let file = File::create(&path).unwrap();
+        let mut w = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        let chunk = vec![0u8; 1 << 20];
+        for _ in 0..bytes >> 20 {
+            w.write_all(&chunk).unwrap();
+        }
+        w.finish().unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        (path, len)
+    }
+
+    fn gunzip_into(src: &Path, dest: &Path, known: Option<u64>) -> Result<String> {
+        let file = File::open(src).unwrap();
+        let compressed = file.metadata().unwrap().len();
+        let what = src.display().to_string();
+        install(
+            maybe_gunzip(file, true, &what, compressed, known),
+            &what,
+            dest,
+            None,
+        )
+    }
+
+    /// A downloaded .gz expanding past the cap (100× its size, at least 256 MiB, or the file's
+    /// published size) is an error naming it and the cap; nothing is stored, no temporary file
+    /// is left. Within the cap it is stored whole.
+    #[test]
+    fn abort_fetched_gzip_bombs_stop_at_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bomb, compressed) = gzip_of_zeros(dir.path(), MIN_DECODED_CAP + (1 << 20));
+        assert!(compressed * 100 < MIN_DECODED_CAP, "{compressed}");
+        let dest = dir.path().join("stored");
+        let e = format!("{:#}", gunzip_into(&bomb, &dest, None).unwrap_err());
+        for needle in [
+            "bomb.gz",
+            "decompression bomb",
+            &MIN_DECODED_CAP.to_string(),
+            &format!("its {compressed} compressed bytes"),
+        ] {
+            assert!(e.contains(needle), "no {needle:?} in: {e}");
+        }
+        assert!(!dest.exists() && !tmp_path(&dest).exists());
+        // A published size caps it tighter.
+        let e = format!(
+            "{:#}",
+            gunzip_into(&bomb, &dest, Some(1 << 20)).unwrap_err()
+        );
+        assert!(e.contains("published size") && e.contains("1048576"), "{e}");
+        assert!(!dest.exists() && !tmp_path(&dest).exists());
+        // At the published size exactly: stored.
+        let (small, _) = gzip_of_zeros(dir.path(), 2 << 20);
+        gunzip_into(&small, &dest, Some(2 << 20)).unwrap();
+        assert_eq!(std::fs::metadata(&dest).unwrap().len(), 2 << 20);
+    }
+}

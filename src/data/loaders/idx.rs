@@ -181,7 +181,7 @@ fn read_raw(path: &Path, magic: Option<u32>) -> Result<(u8, Vec<usize>, Vec<u8>)
     // The element bytes, and the f64 matrix made of them with one copy (8 bytes twice).
     let elements = (need / item) as u128;
     super::fits(need as u128 + 16 * elements, || {
-        format!("{name}: the header's dimensions {dims:?}")
+        format!("{name}: the header's dimensions {dims:?}: its elements as f64 (and a copy)")
     })?;
     let truncated = |end: u64| {
         anyhow::anyhow!(

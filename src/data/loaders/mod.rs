@@ -133,7 +133,7 @@ impl Growth {
 
 /// Ok if `bytes` fit the memory budget; otherwise an error starting with `what()`.
 pub(crate) fn fits(bytes: u128, what: impl FnOnce() -> String) -> anyhow::Result<()> {
-    crate::util::memory::check(bytes).map_err(|e| anyhow::anyhow!("{}: {e}", what()))
+    crate::util::memory::check(bytes).map_err(|e| anyhow::anyhow!("{} need {e}", what()))
 }
 
 /// An n×m column-major matrix from its columns laid end to end.

@@ -250,7 +250,7 @@ pub fn read_matrix(path: &Path) -> Result<Array2<f64>> {
     let item = u128::from(h.item_size().unwrap_or(8));
     super::fits(elements * (item + 16), || {
         format!(
-            "{name}: header field `shape` {} of {}",
+            "{name}: header field `shape` {} of {}: its elements as f64 (and a copy)",
             shape_text(&h.shape),
             h.descr
         )
@@ -305,7 +305,7 @@ pub fn read_label_values(path: &Path) -> Result<Vec<i64>> {
     let item = u128::from(h.item_size().unwrap_or(8));
     super::fits(elements * (item + 8), || {
         format!(
-            "{name}: header field `shape` {} of {}",
+            "{name}: header field `shape` {} of {}: its labels",
             shape_text(&h.shape),
             h.descr
         )

@@ -163,12 +163,14 @@ fn abort_a_libsvm_index_of_4e9_is_refused_before_the_reference() {
 }
 
 #[test]
-fn abort_a_manifest_n_of_4e9_is_refused_before_generating() {
+fn abort_a_manifest_n_of_4e9_is_refused_before_the_reference() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let data =
-        "generator = \"svd\"\nspectrum = \"geometric\"\nxi = 1.2\nn = 4000000000\nm = 4000000000";
+    // The features of a LIBSVM file, declared (trailing ones may be all zero).
+    let data = "generator = \"file\"\nsource = \"data/few.svm\"\nn = 4000000000";
     manifest(root, "tall", data);
+    let text = "1 1:0.5 3:1.0\n0 2:1.0 3:2\n1 1:1 2:1\n";
+    std::fs::write(root.join("exp/data/few.svm"), text).unwrap();
     refused(root, "tall", &[], &["key `data.n`", "n = 4000000000"]);
 }
 

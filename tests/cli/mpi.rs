@@ -413,9 +413,11 @@ fn mpi_a_stalled_worker_ends_the_job_at_the_timeout() {
 fn mpi_workers_refuse_a_manifest_other_than_their_own() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let body = SUBSPACE.replace("[attack]\nclient = 2\nmax_rounds = 10\n", "");
+    let body = SUBSPACE
+        .replace("[attack]\nclient = 2\nmax_rounds = 10\n", "")
+        .replace("mpi_subspace", "a");
     std::fs::write(d.join("a.toml"), &body).unwrap();
-    std::fs::write(d.join("b.toml"), body.replace("seed = 11", "seed = 12")).unwrap();
+    std::fs::write(d.join("b.toml"), body.replace("\"a\"", "\"b\"")).unwrap();
     std::fs::create_dir(d.join("copy")).unwrap();
     std::fs::write(d.join("copy/a.toml"), &body).unwrap();
     let tail = ["--results", "mpi", "--backend", "mpi", "--threads", "1"];
@@ -434,7 +436,7 @@ fn mpi_workers_refuse_a_manifest_other_than_their_own() {
     assert!(!o.status.success(), "{err}");
     let needle = "rank 1: its command line names b.toml, but rank 0 runs a.toml";
     assert_eq!(err.matches(needle).count(), 1, "{err}");
-    assert!(!d.join("mpi/faps/mpi_subspace/default/summary.csv").exists());
+    assert!(!d.join("mpi/faps/a/default/summary.csv").exists());
 
     let args = job("copy/a.toml");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

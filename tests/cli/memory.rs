@@ -224,6 +224,25 @@ fn abort_text_files_are_refused_as_they_grow_past_the_budget() {
         assert!(e.contains(needle), "no {needle:?} in: {e}");
     }
 
+    // A CSV without newlines (a sparse file of 300 MiB of NUL bytes) is not read into one line.
+    manifest(
+        root,
+        "flat",
+        "generator = \"file\"\nsource = \"data/flat.csv\"",
+    );
+    let flat = std::fs::File::create(root.join("exp/data/flat.csv")).unwrap();
+    flat.set_len(300 << 20).unwrap();
+    let (out, _) = run_limited(root, "flat", &[]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    for needle in [
+        "flat.csv",
+        "a line longer than 268435456 bytes",
+        "data.source",
+    ] {
+        assert!(e.contains(needle), "no {needle:?} in: {e}");
+    }
+
     let (out, _) = run_limited(root, "grows", &[("DPCA_MEMORY_BUDGET", "lots")]);
     let e = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{e}");

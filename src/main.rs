@@ -46,8 +46,9 @@ fn mpi_main(cli: Cli, common: &Common) -> ExitCode {
         Err(e) => return exit(Err(e)),
     };
     let rank = mpi::rank();
+    mpi::set_reply_timeout(common.mpi_timeout);
     if rank != 0 {
-        let result = dpca_bench::run::mpi::worker(setup(common));
+        let result = dpca_bench::run::mpi::worker(setup(common), &own_manifests(&cli));
         drop(universe);
         return match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -67,9 +68,31 @@ fn mpi_main(cli: Cli, common: &Common) -> ExitCode {
                 dpca_bench::util::panic_message(p.as_ref())
             ))
         });
+    if mpi::stalled() {
+        // A rank stopped answering: it would never take part in the broadcast that ends the
+        // job, nor in MPI's finalisation. Say why once, then have mpirun kill every rank.
+        let _ = exit(result);
+        mpi::abort(1);
+    }
     mpi::finish(result.as_ref().err().map(|e| format!("{e:#}")));
     drop(universe);
     exit(result)
+}
+
+/// The manifests (or the folder of them) this rank's own command line names: a worker refuses a
+/// run of any other (ranks started with different arguments, as mpirun's `A : B` form allows).
+#[cfg(feature = "mpi")]
+fn own_manifests(cli: &Cli) -> Vec<std::path::PathBuf> {
+    use cli::Command;
+    match &cli.command {
+        Command::Run { manifests, .. } => manifests.clone(),
+        // A results folder names its manifest in run.json: only a manifest itself is checked.
+        Command::Attack { target, .. } if target.extension().is_some_and(|e| e == "toml") => {
+            vec![target.clone()]
+        }
+        Command::Reproduce { experiments, .. } => vec![experiments.clone()],
+        _ => Vec::new(),
+    }
 }
 
 /// The exit status of a command, its error printed.

@@ -1,6 +1,8 @@
 //! Small file helpers shared by the cache and the result writers, the process's peak memory, and
 //! the plain-text tables the command line prints.
 
+pub mod memory;
+
 use anyhow::{Context, Result};
 use std::collections::BTreeSet;
 use std::fs::File;

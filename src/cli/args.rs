@@ -230,7 +230,8 @@ pub enum Command {
         /// Fetched datasets (`dpca data fetch NAME`).
         #[arg(long, default_value = "datasets/raw")]
         data: PathBuf,
-        /// Run even if the data alone exceeds the memory this machine has available.
+        /// Run even if the data or the reference exceed the memory budget: this machine's
+        /// available memory, or DPCA_MEMORY_BUDGET (bytes, or with a K/M/G/T suffix).
         #[arg(long)]
         no_memory_check: bool,
     },
@@ -325,13 +326,20 @@ pub struct Common {
     /// Fetched datasets (`dpca data fetch NAME`).
     #[arg(long, default_value = "datasets/raw")]
     pub data: PathBuf,
-    /// Run even if the data alone exceeds the memory this machine has available.
+    /// Run even if the data or the reference exceed the memory budget: this machine's
+    /// available memory, or DPCA_MEMORY_BUDGET (bytes, or with a K/M/G/T suffix).
     #[arg(long)]
     pub no_memory_check: bool,
     /// Where the clients run: `local` (this process) or `mpi` (under mpirun: rank 0 the server,
     /// the clients spread over the other ranks; needs a build with `--features mpi`).
     #[arg(long, value_enum, default_value_t = Backend::Local)]
     pub backend: Backend,
+    /// With --backend mpi: seconds rank 0 waits for a rank's reply (a round's answer, or its
+    /// share of the data at a run's start) before it ends the job, naming the rank and the
+    /// round; a stopped or stuck rank would otherwise hang it. Raise it for data that takes a
+    /// rank longer to build.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub mpi_timeout: u64,
 }
 
 impl Common {

@@ -29,6 +29,9 @@ const MAX_THREADS_PER_CORE: usize = 4;
 pub fn setup(common: &Common) -> Result<Options> {
     let _ = report::provenance::pin_git_revision();
     let opts = common.options();
+    if !opts.memory_check {
+        dpca_bench::util::memory::disable();
+    }
     if opts.backend == Backend::Mpi && !cfg!(feature = "mpi") {
         return Err(UsageError(run::MPI_NOT_BUILT.into()).into());
     }

@@ -18,8 +18,7 @@ use dpca_bench::report;
 use dpca_bench::run::Backend;
 use dpca_bench::spec;
 
-use args::Command;
-pub use args::{Cli, Common};
+pub use args::{Cli, Command, Common};
 use attack::attack;
 use common::{profile_for, run_manifest};
 pub use common::{setup, UsageError};
@@ -137,6 +136,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
                 no_memory_check,
                 // verify re-runs in this process: the scratch results are compared right after.
                 backend: Backend::Local,
+                mpi_timeout: 600,
             };
             let opts = setup(&common)?;
             verify(&targets, &results, &profile, &opts, tol)

@@ -248,7 +248,7 @@ fn fetch_source(dir: &Path, src: &Source) -> Result<BTreeMap<String, String>> {
                 let got = if needs_gunzip(r.url, r.to) {
                     let archive = work.join(name);
                     download(r.url, &archive, r.sha256, r.md5)?;
-                    let h = install_from(&archive, true, &dest, file.sha256)?;
+                    let h = install_from(&archive, true, &dest, file)?;
                     std::fs::remove_file(&archive).ok();
                     h
                 } else {
@@ -321,12 +321,7 @@ fn fetch_source(dir: &Path, src: &Source) -> Result<BTreeMap<String, String>> {
                     .ok_or_else(|| {
                         anyhow::anyhow!("Debian package {package} installs no file …/{}", m.from)
                     })?;
-                let h = install_from(
-                    found,
-                    needs_gunzip(m.from, m.to),
-                    &dir.join(m.to),
-                    file.sha256,
-                )?;
+                let h = install_from(found, needs_gunzip(m.from, m.to), &dir.join(m.to), file)?;
                 hashes.insert(m.to.to_string(), h);
             }
         }
@@ -344,7 +339,7 @@ fn fetch_source(dir: &Path, src: &Source) -> Result<BTreeMap<String, String>> {
                     // copy is hashed on the way.
                     let h = match files.hashes.get(f.name) {
                         Some(h) if std::fs::hard_link(&from, &dest).is_ok() => h.clone(),
-                        _ => install_from(&from, false, &dest, f.sha256)?,
+                        _ => install_from(&from, false, &dest, f)?,
                     };
                     hashes.insert(f.name.to_string(), h);
                 }
@@ -370,20 +365,30 @@ fn takes<'a>(
                 from,
                 dest: dir.join(to),
                 expected: f.sha256,
+                bytes: f.bytes,
             })
         })
         .collect()
 }
 
-/// Copy (gunzipping if asked) the local file `src` to `dest`, checked against `expected`.
-fn install_from(src: &Path, gunzip: bool, dest: &Path, expected: Option<&str>) -> Result<String> {
+/// Copy (gunzipping if asked, up to the file's published size or the decompression cap) the
+/// local file `src` to `dest`, checked against the stored file's hash.
+pub fn install_from(src: &Path, gunzip: bool, dest: &Path, stored: &Stored) -> Result<String> {
     let file =
         std::fs::File::open(src).with_context(|| format!("cannot open {}", src.display()))?;
+    let compressed = file.metadata().map_or(0, |m| m.len());
+    let what = src.display().to_string();
     install(
-        maybe_gunzip(std::io::BufReader::new(file), gunzip),
-        &src.display().to_string(),
+        maybe_gunzip(
+            std::io::BufReader::new(file),
+            gunzip,
+            &what,
+            compressed,
+            stored.bytes,
+        ),
+        &what,
         dest,
-        expected,
+        stored.sha256,
     )
 }
 

@@ -339,14 +339,14 @@ impl<'a> Block<'a> {
     pub fn top_gram_eigs(&self, p: usize) -> anyhow::Result<TopEig> {
         use anyhow::Context;
         let n = self.n();
-        let block = (p + p.max(10)).min(n / 2);
+        let block = krylov_block(n, p);
         let start = uniform_matrix(
             n,
             block,
             &mut seed::rng(0, &["krylov-start", &n.to_string(), &p.to_string()]),
         );
         let opts = KrylovOptions {
-            steps: 10,
+            steps: KRYLOV_STEPS,
             tol: KRYLOV_TOL,
             max_restarts: 500,
         };
@@ -378,6 +378,27 @@ impl<'a> Block<'a> {
 
 /// Largest n whose reference goes through the n×n Gram matrix (512 MB at 8192).
 pub const GRAM_MAX_N: usize = 8192;
+
+/// Krylov steps per restart in [`Block::top_gram_eigs`].
+const KRYLOV_STEPS: usize = 10;
+
+/// Block size of [`Block::top_gram_eigs`] for the top `p` of `n` features.
+fn krylov_block(n: usize, p: usize) -> usize {
+    (p + p.max(10)).min(n / 2)
+}
+
+/// Bytes the reference for the top `p` of data with `n` features works in, at the least: the
+/// n×n Gram matrix and its eigenvectors up to [`GRAM_MAX_N`]; beyond, block Krylov's basis and
+/// its image under AAᵀ (steps + 1 blocks of n each) and the partial products of the sample
+/// groups, all held at once. Checked before a run, since n comes from a manifest or a file.
+pub fn reference_bytes(n: usize, p: usize) -> u128 {
+    let n128 = n as u128;
+    if n <= GRAM_MAX_N {
+        return 8 * 2 * n128 * n128;
+    }
+    let block = krylov_block(n, p) as u128;
+    8 * n128 * block * (2 * (KRYLOV_STEPS as u128 + 1) + PRODUCT_GROUPS as u128)
+}
 
 /// λ₁(AAᵀ) = ‖A‖₂², exactly as the reference would compute it (for rescaling data to λ₁ = 1).
 pub fn top_eigenvalue(data: Block) -> anyhow::Result<f64> {

@@ -16,7 +16,7 @@ use crate::spec::{DataSpec, File, FileFormat, FilePaths, Gen, Orientation, Prepr
 use anyhow::{bail, Result};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 fn mismatch(key: &'static str, message: String) -> KeyMismatch {
@@ -167,14 +167,11 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
     };
     check_options(f, format)?;
     f.format = Some(format);
-    f.sha256 = Some(digest(&data, f.sha256.as_deref(), "data.sha256")?);
     let labels = match &f.labels {
         Some(l) => Some(regular_file(base, l, "data.labels")?),
         None => None,
     };
-    if let Some(l) = &labels {
-        f.labels_sha256 = Some(digest(l, f.labels_sha256.as_deref(), "data.labels_sha256")?);
-    } else if f.labels_sha256.is_some() {
+    if labels.is_none() && f.labels_sha256.is_some() {
         return Err(mismatch(
             "data.labels_sha256",
             "only used with `labels`: remove it".into(),
@@ -182,12 +179,19 @@ pub fn resolve(spec: &mut DataSpec, base: &Path) -> Result<(), KeyMismatch> {
     }
     f.paths = Some(FilePaths {
         data: data.clone(),
-        labels,
+        labels: labels.clone(),
     });
-    let (x, labels) = read(f, n0).map_err(|e| match e.downcast::<KeyMismatch>() {
+    // Read (each reader checks the sizes it meets against the memory budget) before hashing:
+    // a file too large for the memory is refused without a pass over all of it.
+    let (x, labels_read) = read(f, n0).map_err(|e| match e.downcast::<KeyMismatch>() {
         Ok(k) => k,
         Err(e) => mismatch("data.source", format!("{e:#}")),
     })?;
+    f.sha256 = Some(digest(&data, f.sha256.as_deref(), "data.sha256")?);
+    if let Some(l) = &labels {
+        f.labels_sha256 = Some(digest(l, f.labels_sha256.as_deref(), "data.labels_sha256")?);
+    }
+    let labels = labels_read;
     if let Some(why) = degenerate(&x, &f.preprocess) {
         return Err(mismatch(
             "data.source",
@@ -434,16 +438,45 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>> {
     if infer_format(path) == Some(FileFormat::Npy) {
         return npy::read_label_values(path);
     }
-    let (reader, kind) = open_text(path)?;
+    // A label is a short integer: a longer line is not a labels file (a file without newlines
+    // must not be read whole into one line).
+    const MAX_LINE: u64 = 1 << 10;
+    let (mut reader, kind) = open_text(path)?;
     let mut out = Vec::new();
     let mut blank: Option<usize> = None;
-    for (k, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|e| {
-            anyhow::anyhow!(
-                "{}: cannot read line {}{}: {e}",
+    let mut growth = super::loaders::Growth::new();
+    let mut line = Vec::new();
+    for k in 0.. {
+        line.clear();
+        let got = (&mut reader)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: cannot read line {}{}: {e}",
+                    path.display(),
+                    k + 1,
+                    kind.offsets_note()
+                )
+            })?;
+        if got == 0 {
+            break;
+        }
+        if line.len() as u64 > MAX_LINE {
+            bail!(
+                "{}: line {} is longer than {MAX_LINE} bytes: expected one integer label per line",
                 path.display(),
-                k + 1,
-                kind.offsets_note()
+                k + 1
+            );
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        growth.check(16 * out.len() as u128, || {
+            format!(
+                "{}: line {}: the labels read up to here",
+                path.display(),
+                k + 1
             )
         })?;
         let text = String::from_utf8_lossy(&line);

@@ -24,10 +24,36 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The server's rank.
 pub const SERVER: Rank = 0;
+
+/// Seconds rank 0 waits for a rank's reply by default (`dpca run --mpi-timeout`): long enough
+/// for a rank to build a large dataset's share at a run's start, or to compute a slow round.
+pub const DEFAULT_REPLY_TIMEOUT_S: u64 = 600;
+
+static REPLY_TIMEOUT_S: AtomicU64 = AtomicU64::new(DEFAULT_REPLY_TIMEOUT_S);
+static STALLED: AtomicBool = AtomicBool::new(false);
+
+/// How long rank 0 waits for each reply before it ends the job (set once, from the command
+/// line, before the first run).
+pub fn set_reply_timeout(seconds: u64) {
+    REPLY_TIMEOUT_S.store(seconds, Ordering::Relaxed);
+}
+
+/// Whether a rank stopped answering in this process's job. Rank 0 then ends the job with
+/// [`abort`]: a broadcast or MPI's finalisation would wait for the silent rank forever.
+pub fn stalled() -> bool {
+    STALLED.load(Ordering::Relaxed)
+}
+
+/// End every rank of the job now (MPI_Abort: mpirun kills them, stopped ones included).
+pub fn abort(code: i32) -> ! {
+    SimpleCommunicator::world().abort(code)
+}
 
 /// What rank 0 tells every other rank.
 #[derive(Debug, Serialize, Deserialize)]
@@ -184,17 +210,19 @@ impl Link {
 
     /// One reply per other rank, in rank order, with its payload (empty unless messages).
     /// Every rank's reply is received even when one cannot be read, so that none is left
-    /// blocked in a send; the first unreadable one is the error.
-    fn gather(&self) -> Result<Vec<(Reply, Vec<f64>)>> {
+    /// blocked in a send; the first unreadable one is the error. A rank silent past the reply
+    /// timeout (stopped, or stuck) is an error naming it and `what` was asked.
+    fn gather(&self, what: &str) -> Result<Vec<(Reply, Vec<f64>)>> {
+        let timeout = Duration::from_secs(REPLY_TIMEOUT_S.load(Ordering::Relaxed));
+        let deadline = Instant::now() + timeout;
         let mut out = Vec::new();
         let mut error = None;
         for rank in 1..self.ranks() {
-            let p = self.world.process_at_rank(rank);
-            let (bytes, _) = p.receive_vec::<u8>();
+            let bytes = self.receive_by::<u8>(rank, deadline, timeout, what)?;
             match serde_json::from_slice::<Reply>(&bytes) {
                 Ok(reply) => {
                     let payload = if matches!(reply, Reply::Messages(_)) {
-                        p.receive_vec::<f64>().0
+                        self.receive_by::<f64>(rank, deadline, timeout, what)?
                     } else {
                         Vec::new()
                     };
@@ -208,6 +236,42 @@ impl Link {
         match error {
             Some(e) => Err(e),
             None => Ok(out),
+        }
+    }
+
+    /// The next message from `rank`, polled (MPI_Improbe) rather than waited for, so that a
+    /// rank that never sends ends the wait at `deadline`. Polls yield the core at first (a
+    /// reply within milliseconds costs no latency), then sleep a millisecond between them.
+    fn receive_by<T: mpi::datatype::Equivalence + Copy + Default>(
+        &self,
+        rank: Rank,
+        deadline: Instant,
+        timeout: Duration,
+        what: &str,
+    ) -> Result<Vec<T>> {
+        let p = self.world.process_at_rank(rank);
+        let started = Instant::now();
+        loop {
+            if let Some((msg, status)) = p.immediate_matched_probe() {
+                let count = status.count(T::equivalent_datatype()).max(0) as usize;
+                let mut buf = vec![T::default(); count];
+                msg.matched_receive_into(&mut buf[..]);
+                return Ok(buf);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                STALLED.store(true, Ordering::Relaxed);
+                bail!(
+                    "rank {rank} did not answer {what} within {} s (--mpi-timeout): it is \
+                     stopped, stuck or far slower than expected; ending the job",
+                    timeout.as_secs()
+                );
+            }
+            if now - started < Duration::from_millis(50) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
         }
     }
 }
@@ -298,9 +362,16 @@ impl MpiNetwork {
         if let Some(why) = &self.broken {
             bail!("{why}");
         }
+        let round = self.counters.rounds + 1;
+        let what = match cmd {
+            Command::Start(_) => "the run's start (building its data and clients)".to_string(),
+            Command::Round(_) => format!("round {round}"),
+            Command::Reveal => format!("the evaluation after round {}", round - 1),
+            _ => format!("{cmd:?} after round {}", round - 1),
+        };
         self.in_flight = true;
         self.link.broadcast(cmd, payload);
-        let replies = self.link.gather();
+        let replies = self.link.gather(&what);
         self.in_flight = false;
         let replies = replies.map_err(|e| self.brake(format!("{e:#}")))?;
         if let Some((rank, why)) = (1..).zip(&replies).find_map(|(r, (reply, _))| match reply {
@@ -452,6 +523,10 @@ impl Drop for MpiNetwork {
     /// End the run on every rank. If rank 0 panicked while ranks were replying, some may be
     /// blocked in a send no one will receive: end the whole job rather than hang.
     fn drop(&mut self) {
+        if stalled() {
+            // The silent rank would never take part in the broadcast: main aborts the job.
+            return;
+        }
         if self.in_flight {
             eprintln!("error: rank 0 failed while the other ranks were replying; aborting");
             self.link.world.abort(1);
@@ -540,9 +615,18 @@ impl Worker {
 
     /// Serve a started run with this rank's `clients` (in client order) until rank 0 ends it.
     pub fn serve(&self, clients: &mut [Box<dyn Client + '_>]) -> Ended {
+        let stop_at = test_stop_at(self.rank);
+        let mut round = 0u64;
         loop {
             match self.command() {
                 (Ok(Command::Round(_)), Some(msg)) => {
+                    round += 1;
+                    if stop_at == Some(round) {
+                        // SAFETY: raising a signal at this process; SIGSTOP cannot be caught.
+                        unsafe {
+                            libc::raise(libc::SIGSTOP);
+                        }
+                    }
                     let replies: Vec<std::thread::Result<Result<Message>>> = clients
                         .par_iter_mut()
                         .map(|c| {
@@ -590,6 +674,18 @@ impl Worker {
             }
         }
     }
+}
+
+/// The variable that makes a worker stop itself (SIGSTOP) when a round arrives, for the test of
+/// rank 0's reply timeout: `RANK:ROUND`, e.g. `1:2`. Nothing else reads it.
+pub const TEST_STOP_VAR: &str = "DPCA_TEST_MPI_STOP_AT";
+
+/// The round at which this rank is to stop itself, if [`TEST_STOP_VAR`] names it.
+fn test_stop_at(rank: Rank) -> Option<u64> {
+    let text = std::env::var(TEST_STOP_VAR).ok()?;
+    let (r, round) = text.split_once(':')?;
+    (r.trim().parse::<Rank>().ok()? == rank).then_some(())?;
+    round.trim().parse().ok()
 }
 
 /// A client's failed reply, as the reply to send instead of the messages.

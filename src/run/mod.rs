@@ -1,6 +1,7 @@
 //! The run loop: data → reference → clients → method steps (timed) → observer (untimed) → stop
 //! rule, for every (sweep point, method variant, repeat) of an experiment.
 
+mod memory;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod observe;
@@ -62,71 +63,6 @@ pub enum Backend {
 pub const MPI_NOT_BUILT: &str = "--backend mpi: this dpca was built without MPI support; build \
      it with `cargo build --release --features mpi` (Open MPI and libclang from Debian: `make \
      deps-system`), then start it under mpirun: `mpirun -np 3 dpca run MANIFEST --backend mpi`";
-
-/// Bytes a point needs at the least: its n×m data matrix and a Gram matrix of its smaller side,
-/// which any reference needs (working copies come on top). Sparse samples (a LIBSVM dataset or
-/// file: rcv1) are never made n×m dense, and their size, 12 bytes per non-zero, is known only
-/// once read; their Gram matrix is formed only up to a side of
-/// [`GRAM_MAX_N`](crate::data::matrix::GRAM_MAX_N) (block Krylov beyond).
-fn min_bytes(point: &Point) -> u128 {
-    let (n, m) = (point.data.n as u128, point.data.m as u128);
-    let gram = n.min(m).pow(2);
-    if sparse_data(point) {
-        let formed = n.min(m) <= crate::data::matrix::GRAM_MAX_N as u128;
-        return if formed { 8 * gram } else { 0 };
-    }
-    8 * (n * m + gram)
-}
-
-/// Whether the point's data is read as sparse samples.
-fn sparse_data(point: &Point) -> bool {
-    use crate::spec::{FileFormat, Gen};
-    match &point.data.gen {
-        Gen::Dataset(d) => crate::data::datasets::find(&d.dataset)
-            .is_ok_and(|d| matches!(d.format, crate::data::datasets::Format::Libsvm { .. })),
-        Gen::File(f) => crate::data::own::file_format(f) == Some(FileFormat::Libsvm),
-        _ => false,
-    }
-}
-
-/// MemAvailable of /proc/meminfo, in bytes (None where there is no such file).
-fn available_bytes() -> Option<u128> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// Refuse, before anything is generated, a point whose data alone exceeds the available memory:
-/// an allocation that size would abort the process or drive the machine into swap.
-fn check_memory(exp: &Experiment, opts: &Options) -> Result<()> {
-    let Some(avail) = available_bytes().filter(|_| opts.memory_check) else {
-        return Ok(());
-    };
-    let gib = |b: u128| b as f64 / (1u128 << 30) as f64;
-    if let Some(pt) = exp.points.iter().find(|pt| min_bytes(pt) > avail) {
-        let at = if pt.label.is_empty() {
-            String::new()
-        } else {
-            format!(" (sweep point {})", pt.label)
-        };
-        return Err(exp
-            .error_at(
-                "data.n",
-                format!(
-                    "n = {}, m = {} need at least {:.1} GiB (the data and its Gram matrix), this \
-                     machine has {:.1} GiB available{at}; reduce the sizes, or pass \
-                     --no-memory-check to try anyway",
-                    pt.data.n,
-                    pt.data.m,
-                    gib(min_bytes(pt)),
-                    gib(avail)
-                ),
-            )
-            .into());
-    }
-    Ok(())
-}
 
 /// The stored and new runs of one experiment, in manifest order.
 pub struct Outcome {
@@ -236,7 +172,7 @@ fn fingerprint(
 /// Run (or load) every run of `exp`.
 pub fn run_experiment(exp: &Experiment, opts: &Options, progress: &Progress) -> Result<Outcome> {
     let started_unix = unix_now();
-    check_memory(exp, opts)?;
+    memory::check(exp, opts)?;
     let dir = results_dir(exp, opts);
     let store = RunStore::new(&dir);
     let cache = MatrixCache::new(&opts.cache_dir);

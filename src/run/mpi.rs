@@ -19,13 +19,15 @@ use crate::spec::{Experiment, MethodSpec, Point};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What rank 0 tells the other ranks to start a run: enough to rebuild its data and clients,
 /// and the run's fingerprint to check that every rank read the same manifest.
 #[derive(Debug, Serialize, Deserialize)]
 struct Job {
     manifest: PathBuf,
+    /// sha256 of its bytes, which a rank compares with the manifest its own arguments name.
+    manifest_sha256: String,
     profile: String,
     /// The `--set` entries, as `KEY=VALUE`.
     #[serde(default)]
@@ -56,6 +58,7 @@ pub(super) fn start<'a>(
     };
     let job = Job {
         manifest: exp.path.clone(),
+        manifest_sha256: exp.hash.clone(),
         profile: exp.profile.clone(),
         sets: exp.sets.clone(),
         point: point.label.clone(),
@@ -221,9 +224,50 @@ impl std::fmt::Display for RankZeroFailed {
 
 impl std::error::Error for RankZeroFailed {}
 
+/// Why this rank must not serve a run of rank 0's manifest (`path`, whose bytes hash to `hash`):
+/// its own command line names other manifests, as when ranks were started with different
+/// arguments. A named file matches by path or, on another machine or at another path, by
+/// content; a named folder (`reproduce`) by holding it. None when the command line names none,
+/// or none this rank can read (loading the manifest then says what is missing).
+fn not_mine(own: &[PathBuf], path: &Path, hash: &str) -> Option<String> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let wanted = canon(path);
+    let mut readable = false;
+    for o in own {
+        let Ok(meta) = std::fs::metadata(o) else {
+            continue;
+        };
+        readable = true;
+        let same_path = wanted.is_some() && canon(o) == wanted;
+        let inside = meta.is_dir()
+            && wanted
+                .as_ref()
+                .zip(canon(o))
+                .is_some_and(|(w, d)| w.starts_with(d));
+        // Regular files of a manifest's size only: a FIFO would block the read.
+        let same_bytes = meta.is_file()
+            && meta.len() <= 4 << 20
+            && crate::data::fetch::sha256_file(o).is_ok_and(|h| h == hash);
+        if same_path || inside || same_bytes {
+            return None;
+        }
+    }
+    if !readable {
+        return None;
+    }
+    let named: Vec<String> = own.iter().map(|p| p.display().to_string()).collect();
+    Some(format!(
+        "its command line names {}, but rank 0 runs {} (other bytes): start every rank with \
+         the same arguments (mpirun -np N dpca run MANIFEST --backend mpi)",
+        named.join(", "),
+        path.display()
+    ))
+}
+
 /// A rank other than 0, until rank 0 ends the job: Ok when it ended with success, the reason
-/// when it failed. `opts` is this rank's setup, whose error is reported when a run starts.
-pub fn worker(opts: Result<Options>) -> Result<()> {
+/// when it failed. `opts` is this rank's setup, whose error is reported when a run starts;
+/// `own` the manifests its command line names (see [`not_mine`]).
+pub fn worker(opts: Result<Options>, own: &[PathBuf]) -> Result<()> {
     let w = Worker::new();
     let (rank, ranks) = (w.rank(), w.ranks());
     let mut held: Option<Held> = None;
@@ -244,6 +288,10 @@ pub fn worker(opts: Result<Options>) -> Result<()> {
                         continue;
                     }
                 };
+                if let Some(why) = not_mine(own, &job.manifest, &job.manifest_sha256) {
+                    w.reply(&Reply::Broken(why), &[]);
+                    continue;
+                }
                 if held.as_ref().map(|h| &h.key) != Some(&key_of(&job)) {
                     // Drop the last run's data before building the next.
                     held = None;

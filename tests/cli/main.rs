@@ -4,6 +4,8 @@
 
 mod hardening;
 mod html_report;
+/// Sizes checked against the memory budget before they are allocated.
+mod memory;
 /// `dpca methods [NAME]`.
 mod methods;
 mod mpi;

@@ -316,3 +316,130 @@ fn messages_travel_with_their_layouts_and_numbers() {
     // A short payload is an error, not a panic.
     assert!(decode(&heads, &mut &payload[..5]).is_err());
 }
+
+/// `mpirun ARGS` (MPI's own arguments, then the program's) in `cwd`, killed if it runs past
+/// `limit`; its output and how long it ran.
+fn mpirun_within(
+    cwd: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let mut child = Command::new("mpirun")
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().ok();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "mpirun still running after {limit:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (child.wait_with_output().unwrap(), start.elapsed())
+}
+
+/// Every file under `dir`.
+fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(files(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+/// A worker that stops answering (it stops itself with SIGSTOP when round 2 arrives) ends the
+/// job after --mpi-timeout with one message naming the rank and the round, a failure status,
+/// and no temporary or half-written file; without the timeout rank 0 waited forever.
+#[test]
+fn mpi_a_stalled_worker_ends_the_job_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let body = SUBSPACE
+        .replace("[attack]\nclient = 2\nmax_rounds = 10\n", "")
+        .replace("mpi_subspace", "stalls");
+    std::fs::write(d.join("stalls.toml"), body).unwrap();
+    let args = [
+        "-np",
+        "3",
+        "--oversubscribe",
+        dpca(),
+        "run",
+        "stalls.toml",
+        "--results",
+        "mpi",
+        "--backend",
+        "mpi",
+        "--threads",
+        "1",
+        "--mpi-timeout",
+        "3",
+    ];
+    let stop = [("DPCA_TEST_MPI_STOP_AT", "1:2")];
+    let (o, took) = mpirun_within(d, &args, &stop, std::time::Duration::from_secs(90));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let needle = "rank 1 did not answer round 2 within 3 s (--mpi-timeout)";
+    assert_eq!(err.matches(needle).count(), 1, "{err}");
+    assert!(took >= std::time::Duration::from_secs(3), "{took:?}");
+    let left: Vec<_> = files(&d.join("mpi"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The stalled run (SSI, the first) was not stored.
+    assert!(!d.join("mpi/faps/stalls/default/trace.csv").exists());
+}
+
+/// Ranks started with different manifests (mpirun's `A : B` form): the workers refuse rank 0's
+/// run with one message naming both, instead of silently running rank 0's; a copy of rank 0's
+/// manifest at another path (as on another machine) is the same manifest and runs.
+#[test]
+fn mpi_workers_refuse_a_manifest_other_than_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let body = SUBSPACE
+        .replace("[attack]\nclient = 2\nmax_rounds = 10\n", "")
+        .replace("mpi_subspace", "a");
+    std::fs::write(d.join("a.toml"), &body).unwrap();
+    std::fs::write(d.join("b.toml"), body.replace("\"a\"", "\"b\"")).unwrap();
+    std::fs::create_dir(d.join("copy")).unwrap();
+    std::fs::write(d.join("copy/a.toml"), &body).unwrap();
+    let tail = ["--results", "mpi", "--backend", "mpi", "--threads", "1"];
+    let job = |worker: &str| {
+        let mut a = vec!["--oversubscribe", "-np", "1", dpca(), "run", "a.toml"];
+        a.extend(tail);
+        a.extend([":", "-np", "2", dpca(), "run", worker]);
+        a.extend(tail);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let limit = std::time::Duration::from_secs(120);
+    let args = job("b.toml");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (o, _) = mpirun_within(d, &args, &[], limit);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let needle = "rank 1: its command line names b.toml, but rank 0 runs a.toml";
+    assert_eq!(err.matches(needle).count(), 1, "{err}");
+    assert!(!d.join("mpi/faps/a/default/summary.csv").exists());
+
+    let args = job("copy/a.toml");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (o, _) = mpirun_within(d, &args, &[], limit);
+    ok(&o, "the same manifest at another path");
+}

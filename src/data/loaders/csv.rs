@@ -2,7 +2,7 @@
 //! plain, gzip or bzip2 (detected by magic bytes).
 
 use super::open::open_text;
-use super::{column_major, Labeled};
+use super::{column_major, Growth, Labeled};
 use anyhow::{bail, Result};
 use std::path::Path;
 
@@ -41,10 +41,53 @@ pub struct CsvOptions {
     pub delimiter: u8,
 }
 
+/// Longest line read: the CSV reader holds a whole record (its bytes and 8 bytes per field), so
+/// a file without newlines would be read whole into one.
+const MAX_LINE: u64 = 256 << 20;
+
+/// A reader that fails once a line runs past [`MAX_LINE`] bytes.
+struct LineCap<R> {
+    inner: R,
+    /// Bytes since the last newline.
+    run: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for LineCap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let got = &buf[..n];
+        let longest = match (
+            got.iter().position(|&b| b == b'\n'),
+            got.iter().rposition(|&b| b == b'\n'),
+        ) {
+            (Some(first), Some(last)) => {
+                let before = self.run + first as u64;
+                self.run = (n - last - 1) as u64;
+                before.max(self.run)
+            }
+            _ => {
+                self.run += n as u64;
+                self.run
+            }
+        };
+        if longest > MAX_LINE {
+            return Err(std::io::Error::other(format!(
+                "a line longer than {MAX_LINE} bytes ({} MiB): not a CSV of numbers",
+                MAX_LINE >> 20
+            )));
+        }
+        Ok(n)
+    }
+}
+
 /// Read a CSV file: samples become columns of a features × samples matrix.
 pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
     let name = path.display();
     let (reader, kind) = open_text(path)?;
+    let reader = LineCap {
+        inner: reader,
+        run: 0,
+    };
     let note = kind.offsets_note();
     let mut rdr = ::csv::ReaderBuilder::new()
         .has_headers(false)
@@ -62,6 +105,7 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
     let mut width: Option<(usize, u64)> = None; // fields per row, and the line that set it
     let mut first = true;
     let mut features = 0;
+    let mut growth = Growth::new();
     loop {
         let more = rdr.read_byte_record(&mut record).map_err(|e| {
             let at = e
@@ -157,6 +201,14 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Labeled> {
         if label_col.is_none() {
             labels.push(0);
         }
+        // The values twice: the vector may double as it grows, and the matrix is copied once
+        // into features × samples order.
+        growth.check(16 * data.len() as u128 + 4 * labels.len() as u128, || {
+            format!(
+                "{name}: line {line}: the {} numbers read up to here",
+                data.len()
+            )
+        })?;
     }
     if width.is_none() {
         if first {

@@ -205,6 +205,12 @@ fn read_raw(path: &Path, magic: Option<u32>) -> Result<(u8, Vec<usize>, Vec<u8>)
         }
         bytes.reserve_exact(need);
     }
+    // The element bytes, and the f64 matrix made of them with one copy (8 bytes twice), against
+    // the memory budget before they are read (after the file's length, the more exact check).
+    let elements = (need / item) as u128;
+    super::fits(need as u128 + 16 * elements, || {
+        format!("{name}: the header's dimensions {dims:?}: its elements as f64 (and a copy)")
+    })?;
     // One byte more than declared tells a longer stream; growth follows the real data.
     read_up_to(
         &mut r,

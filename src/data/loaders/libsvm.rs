@@ -7,7 +7,7 @@
 //! skipped; explicit zeros are dropped.
 
 use super::open::{open_text, Compression};
-use super::{Csr, LabeledSparse};
+use super::{Csr, Growth, LabeledSparse};
 use anyhow::{bail, Result};
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -50,6 +50,7 @@ pub fn read_libsvm_rows(
         first_other: None,
     };
     let mut line = Vec::with_capacity(1 << 12);
+    let mut growth = Growth::new();
     loop {
         line.clear();
         let n = match (&mut reader)
@@ -72,6 +73,16 @@ pub fn read_libsvm_rows(
             bail!(p.err(0, format!("line longer than {MAX_LINE} bytes")));
         }
         p.line(&line)?;
+        // Non-zeros (12 bytes) and samples (16), twice: vectors may double as they grow.
+        let held = 24 * p.values.len() as u128 + 32 * p.labels.len() as u128;
+        growth.check(held, || {
+            format!(
+                "{}: line {}: the {} non-zeros read up to here",
+                path.display(),
+                p.line_no,
+                p.values.len()
+            )
+        })?;
         p.line_start += n as u64;
     }
     p.finish()

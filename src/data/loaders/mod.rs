@@ -14,7 +14,8 @@ pub mod npy;
 mod open;
 pub mod sparse;
 
-pub use open::{open_text, read_bytes};
+pub(crate) use open::Capped;
+pub use open::{decoded_cap, open_text, read_bytes, MAX_EXPANSION, MIN_DECODED_CAP};
 pub use sparse::{Csr, CsrView};
 
 use ndarray::Array2;
@@ -106,6 +107,33 @@ impl LabeledBytes {
             labels: self.labels,
         })
     }
+}
+
+/// The memory budget against what a read holds so far, checked every 16 MiB of growth: a file
+/// of any size (or a compressed one of any expansion) is refused at the line where it crossed
+/// the budget, before it fills the memory.
+pub(crate) struct Growth {
+    next: u128,
+}
+
+impl Growth {
+    pub(crate) fn new() -> Self {
+        Growth { next: 0 }
+    }
+
+    /// Ok while `bytes` fit; otherwise an error starting with `at()` (the file and line).
+    pub(crate) fn check(&mut self, bytes: u128, at: impl FnOnce() -> String) -> anyhow::Result<()> {
+        if bytes < self.next {
+            return Ok(());
+        }
+        self.next = bytes + (16 << 20);
+        fits(bytes, at)
+    }
+}
+
+/// Ok if `bytes` fit the memory budget; otherwise an error starting with `what()`.
+pub(crate) fn fits(bytes: u128, what: impl FnOnce() -> String) -> anyhow::Result<()> {
+    crate::util::memory::check(bytes).map_err(|e| anyhow::anyhow!("{} need {e}", what()))
 }
 
 /// An n×m column-major matrix from its columns laid end to end.

@@ -244,6 +244,17 @@ pub fn read_matrix(path: &Path) -> Result<Array2<f64>> {
             shape_text(&h.shape)
         );
     }
+    // The file's elements, as f64, and one copy in features × samples order (read_header checked
+    // that the product does not overflow).
+    let elements = h.shape.iter().map(|&d| d as u128).product::<u128>();
+    let item = u128::from(h.item_size().unwrap_or(8));
+    super::fits(elements * (item + 16), || {
+        format!(
+            "{name}: header field `shape` {} of {}: its elements as f64 (and a copy)",
+            shape_text(&h.shape),
+            h.descr
+        )
+    })?;
     let a: ArrayD<f64> = match h.descr.as_str() {
         "<f8" | ">f8" => read_all::<f64>(path)?,
         "<f4" | ">f4" => read_all::<f32>(path)?.mapv(f64::from),
@@ -289,6 +300,16 @@ pub fn read_label_values(path: &Path) -> Result<Vec<i64>> {
             shape_text(&h.shape)
         );
     }
+    // The file's elements and the i64 labels made of them.
+    let elements = h.shape.iter().map(|&d| d as u128).product::<u128>();
+    let item = u128::from(h.item_size().unwrap_or(8));
+    super::fits(elements * (item + 8), || {
+        format!(
+            "{name}: header field `shape` {} of {}: its labels",
+            shape_text(&h.shape),
+            h.descr
+        )
+    })?;
     let bad = |k: usize, v: String| {
         anyhow!("{name}: element {k}: label {v} is not an integer in the range of i64")
     };

@@ -35,38 +35,43 @@ impl Compression {
     }
 }
 
-/// The error a [`Capped`] reader gives past its cap.
+/// The error a [`Capped`] reader gives past its cap: its message says all.
 #[derive(Debug)]
-struct DecodedTooLarge {
-    path: String,
-    kind: &'static str,
-    compressed: u64,
-    cap: u64,
-}
+struct DecodedTooLarge(String);
 
 impl std::fmt::Display for DecodedTooLarge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: its {} data decode to more than {} bytes, over {MAX_EXPANSION}× its {} \
-             compressed bytes (the cap is the larger of {MAX_EXPANSION}× and {} MiB): a \
-             decompression bomb, or data to decompress yourself and name as a plain file",
-            self.path,
-            self.kind,
-            self.cap,
-            self.compressed,
-            MIN_DECODED_CAP >> 20
-        )
+        f.write_str(&self.0)
     }
 }
 
 impl std::error::Error for DecodedTooLarge {}
 
-/// A decoder that fails (not aborts) once it has given `left` bytes and would give more.
-struct Capped<R> {
+/// The most a compressed file of `compressed` bytes may decode to: [`MAX_EXPANSION`] times its
+/// size, at least [`MIN_DECODED_CAP`].
+pub fn decoded_cap(compressed: u64) -> u64 {
+    compressed
+        .saturating_mul(MAX_EXPANSION)
+        .max(MIN_DECODED_CAP)
+}
+
+/// A decoder that fails (not aborts, nor fills a disk) once it has given `left` bytes and would
+/// give more.
+pub(crate) struct Capped<R> {
     inner: R,
     left: u64,
     why: Option<DecodedTooLarge>,
+}
+
+impl<R> Capped<R> {
+    /// `inner` giving at most `cap` bytes; past them an I/O error with `message`.
+    pub(crate) fn new(inner: R, cap: u64, message: String) -> Self {
+        Capped {
+            inner,
+            left: cap,
+            why: Some(DecodedTooLarge(message)),
+        }
+    }
 }
 
 impl<R: Read> Read for Capped<R> {
@@ -103,18 +108,16 @@ fn is_cap(e: &std::io::Error) -> bool {
 pub fn open_text(path: &Path) -> Result<(Box<dyn BufRead>, Compression)> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let compressed = file.metadata().map_or(0, |m| m.len());
-    let cap = compressed
-        .saturating_mul(MAX_EXPANSION)
-        .max(MIN_DECODED_CAP);
-    let capped = |inner: Box<dyn Read>, kind: &'static str| Capped {
-        inner,
-        left: cap,
-        why: Some(DecodedTooLarge {
-            path: path.display().to_string(),
-            kind,
-            compressed,
-            cap,
-        }),
+    let cap = decoded_cap(compressed);
+    let capped = |inner: Box<dyn Read>, kind: &'static str| {
+        let message = format!(
+            "{}: its {kind} data decode to more than {cap} bytes, over {MAX_EXPANSION}× its \
+             {compressed} compressed bytes (the cap is the larger of {MAX_EXPANSION}× and {} \
+             MiB): a decompression bomb, or data to decompress yourself and name as a plain file",
+            path.display(),
+            MIN_DECODED_CAP >> 20
+        );
+        Capped::new(inner, cap, message)
     };
     let mut raw = BufReader::with_capacity(1 << 20, file);
     let head = raw

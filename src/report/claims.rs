@@ -197,10 +197,10 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
                 ..quantity(claim)
             };
             match mean(exp, records, &p.label, &claim.method, oq) {
-                // A target neither run reached proves nothing either way.
+                // Bounds on either side are judged as intervals, as `less_than`: a count known
+                // only to exceed the rounds the attack read can be neither first nor second.
                 Some(v) => {
-                    let first = !mine.bound() && mine.value < v.value;
-                    ok = ok.and(if first { Check::Holds } else { Check::Fails });
+                    ok = ok.and(less(mine.range(), v.range(), false));
                     line += &format!(" vs {} {}", oq.text(), show(v, oq));
                 }
                 None => line += &format!(" ({other} not in the trace)"),
@@ -676,6 +676,30 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_metric_read_in_the_first_rounds_only_bounds_from_its_last_reading() {
+        // The attack reads rounds 1-2 (NaN after), never reaching 1e-5; the run goes on to 155,
+        // where stationarity reaches it. "≥ 155" would claim more than the attack saw: ≥ 2 is
+        // what is known, so "before" is undetermined, neither shown nor refuted.
+        let exp = experiment(&["x"]);
+        let runs = vec![traced(
+            "x",
+            "A",
+            true,
+            &[(1, 1e-2, 1e-3), (2, 1e-3, 1e-4), (155, 1e-6, f64::NAN)],
+        )];
+        let before = claim(
+            "text = 't'\nquantity = 'leak_err'\nreach = 1e-5\nmethod = 'A'\nbefore = 'stationarity'",
+        );
+        let v = judge(&exp, &before, &runs);
+        assert!(!v.holds);
+        assert!(
+            v.evidence[0].contains("A ≥ 2 vs") && v.evidence[0].contains("undetermined"),
+            "{:?}",
+            v.evidence
+        );
+    }
+
+    #[test]
     fn reach_counts_rounds_to_a_value_and_before_compares_two_metrics() {
         let exp = experiment(&["x", "y"]);
         let runs = vec![
@@ -726,8 +750,8 @@ pub(crate) mod tests {
             v.evidence
         );
         assert!(
-            v.evidence[1].ends_with("✘"),
-            "never reached at y: {:?}",
+            v.evidence[1].contains("✘ (undetermined"),
+            "neither reached at y: {:?}",
             v.evidence
         );
         assert!(!v.holds);

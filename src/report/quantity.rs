@@ -63,12 +63,23 @@ pub fn value(r: &RunRecord, q: Quantity) -> Option<(f64, bool)> {
     match (q.name, q.reach) {
         ("rounds", _) => Some((r.rounds as f64, !r.converged)),
         ("time_s", _) => Some((r.trace.last()?.time_s, false)),
-        (m, Some(v)) => Some(
-            r.trace
+        (m, Some(v)) => {
+            if let Some(t) = r
+                .trace
                 .iter()
                 .find(|t| t.metric(m).is_some_and(|x| x / scale <= v))
-                .map_or((r.rounds as f64, true), |t| (t.round as f64, false)),
-        ),
+            {
+                return Some((t.round as f64, false));
+            }
+            // Not reached: known only to lie beyond the last round the metric was measured at
+            // (an attack reads only the first rounds of a run), not beyond the run's end.
+            let last = r
+                .trace
+                .iter()
+                .rev()
+                .find(|t| t.metric(m).is_some_and(|x| x.is_finite()))?;
+            Some((last.round as f64, true))
+        }
         (m, None) => r
             .trace
             .iter()

@@ -11,7 +11,6 @@
 use super::cells::{mean, mean_metric, runs_beside};
 use super::claims::judge;
 use super::reload::Folder;
-use crate::data::{datasets, fetch};
 use crate::plan;
 use crate::run::{describe, RunRecord};
 use crate::spec::{self, Experiment, Gen, PaperKind, PaperRecord, PaperResult, Registry};
@@ -215,7 +214,7 @@ impl Scorecard {
     /// The scorecard of `reg`'s papers from the results `folders` and the manifests under
     /// `<registry root>/experiments` (each with every profile it defines): a manifest of a
     /// profile without a folder contributes its rows as not run.
-    pub fn build(reg: &Registry, folders: &[Folder], data_root: &Path) -> Result<Scorecard> {
+    pub fn build(reg: &Registry, folders: &[Folder]) -> Result<Scorecard> {
         let mut manifests: Vec<Experiment> = Vec::new();
         let dir = reg.root.join("experiments");
         let paths = if dir.is_dir() {
@@ -245,7 +244,7 @@ impl Scorecard {
             .chain(manifests.iter().map(|exp| Entry {
                 exp,
                 folder: None,
-                why: not_run_reason(exp, data_root),
+                why: not_run_reason(exp),
             }))
             .filter(|e| reg.get(&e.exp.paper).is_some())
             .collect();
@@ -287,14 +286,11 @@ impl Scorecard {
     }
 
     /// The scorecard of the results under `root` with its registry (found above `root`), as
-    /// `dpca report` computes it; None without a registry. A manifest not run names the data set it lacks in the registry root's datasets/raw/.
+    /// `dpca report` computes it; None without a registry.
     pub fn of_results(root: &Path, folders: &[Folder]) -> Result<Option<Self>> {
         match plan::registry_of(root)? {
             None => Ok(None),
-            Some(reg) => {
-                let data = reg.root.join("datasets").join("raw");
-                Scorecard::build(&reg, folders, &data).map(Some)
-            }
+            Some(reg) => Scorecard::build(&reg, folders).map(Some),
         }
     }
 
@@ -481,31 +477,27 @@ pub fn show(quantity: &str, v: Option<f64>) -> String {
     }
 }
 
-/// Why a manifest has no results folder at a profile: a dataset it needs that is not fetched
-/// here, else only that it was not run.
-fn not_run_reason(exp: &Experiment, data_root: &Path) -> String {
-    let mut absent: Vec<&str> = Vec::new();
+/// Why a manifest has no results folder at a profile, and the data sets it reads with the command
+/// that fetches them. Whether they are on this machine is not asked: the committed scorecard
+/// must read the same on every machine.
+fn not_run_reason(exp: &Experiment) -> String {
+    let mut sets: Vec<&str> = Vec::new();
     for p in &exp.points {
         if let Gen::Dataset(d) = &p.data.gen {
-            let fetched = datasets::find(&d.dataset).is_ok_and(|ds| {
-                !matches!(
-                    fetch::status(data_root, ds),
-                    fetch::State::Absent | fetch::State::Incomplete(_)
-                )
-            });
-            if !fetched && !absent.contains(&d.dataset.as_str()) {
-                absent.push(&d.dataset);
+            if !sets.contains(&d.dataset.as_str()) {
+                sets.push(&d.dataset);
             }
         }
     }
     let folder = format!("{}/{}/{}", exp.paper, exp.id, exp.profile);
-    if absent.is_empty() {
-        format!("no results folder {folder}: not run yet")
+    if sets.is_empty() {
+        format!("no results folder {folder}: not run")
     } else {
+        let fetch: Vec<String> = sets.iter().map(|s| format!("`dpca data fetch {s}`")).collect();
         format!(
-            "no results folder {folder}: its data set {} is not fetched here (`dpca data fetch {}`)",
-            absent.join(", "),
-            absent[0]
+            "no results folder {folder}: not run; it reads the data set {} ({})",
+            sets.join(", "),
+            fetch.join(", ")
         )
     }
 }

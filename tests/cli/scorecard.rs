@@ -265,7 +265,7 @@ fn verdicts_of_numbers_claims_and_tests_and_hostile_text_escaped() {
     );
     let r = find("claim", "", "later", "");
     assert_eq!(r["verdict"], "untestable");
-    assert!(r["evidence"].contains("not run yet"), "{r:?}");
+    assert!(r["evidence"].contains(": not run"), "{r:?}");
     assert_eq!(find("claim", "", "orphan", "")["verdict"], "untested");
     // Tests of the manifests, with and without an inventory id.
     assert_eq!(find("test", "e", "fast", "rounds")["verdict"], "holds");

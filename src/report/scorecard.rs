@@ -493,7 +493,10 @@ fn not_run_reason(exp: &Experiment) -> String {
     if sets.is_empty() {
         format!("no results folder {folder}: not run")
     } else {
-        let fetch: Vec<String> = sets.iter().map(|s| format!("`dpca data fetch {s}`")).collect();
+        let fetch: Vec<String> = sets
+            .iter()
+            .map(|s| format!("`dpca data fetch {s}`"))
+            .collect();
         format!(
             "no results folder {folder}: not run; it reads the data set {} ({})",
             sets.join(", "),

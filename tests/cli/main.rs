@@ -13,8 +13,8 @@ mod own_data;
 mod results_faults;
 /// `dpca run` end to end (and the CLI's errors and pipes).
 mod run;
-/// `--set`, path spelling, sweeps of whole sections.
-mod variants;
 /// `dpca report`'s scorecard and `dpca scorecard` on a crafted project.
 mod scorecard;
+/// `--set`, path spelling, sweeps of whole sections.
+mod variants;
 mod verify;

@@ -362,6 +362,11 @@ impl MpiNetwork {
         if let Some(why) = &self.broken {
             bail!("{why}");
         }
+        // A rank that timed out before (in an earlier run of this job) may still answer that
+        // old round: asking it anything new would take its late reply as the answer.
+        if stalled() {
+            bail!("MPI backend: a rank stopped answering earlier in this job (--mpi-timeout): no further run can use the ranks");
+        }
         let round = self.counters.rounds + 1;
         let what = match cmd {
             Command::Start(_) => "the run's start (building its data and clients)".to_string(),

@@ -604,18 +604,19 @@ pub(crate) fn check_paper(
             .find_map(|(i, c)| c.id.as_ref().map(|_| i))
     };
     let Some(paper) = reg.get(key) else {
-        if raw.paper_file.is_empty() && ids().is_none() {
+        // Stated numbers or claim ids belong to a paper of the registry: they must not drop
+        // off the scorecard silently.
+        if raw.paper_file.is_empty() && ids().is_none() && raw.paper_results.is_empty() {
             return Ok(None);
         }
-        let at = if raw.paper_file.is_empty() {
-            format!("claims[{}].id", ids().unwrap_or(0))
-        } else {
-            "paper".to_string()
+        let at = match ids() {
+            Some(i) if raw.paper_file.is_empty() => format!("claims[{i}].id"),
+            _ => "paper".to_string(),
         };
         return Err(loc.error(
             &at,
             format!(
-                "paper {key:?} is not in the paper registry {}: expected one of {} (a manifest of your own names no paper_file and no claim id)",
+                "paper {key:?} is not in the paper registry {}: expected one of {} (a manifest of your own names no paper_file, no claim id and no [[paper_results]])",
                 reg.root.join("papers").display(),
                 quoted(&reg.keys())
             ),

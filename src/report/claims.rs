@@ -208,7 +208,28 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
         }
         if let Some(share) = claim.near_paper {
             let Some(paper) = paper_value(exp, claim, records, &p.label) else {
-                evidence.push(format!("{line}: no paper value, not judged"));
+                // Without the paper's number only this test is skipped: the claim's other
+                // tests still judge the point.
+                let others = !claim.less_than.is_empty()
+                    || !claim.greater_than.is_empty()
+                    || claim.at_most.is_some()
+                    || claim.at_least.is_some()
+                    || claim.before.is_some()
+                    || claim.rate.is_some();
+                if !others {
+                    evidence.push(format!("{line}: no paper value, not judged"));
+                    continue;
+                }
+                line += " (no paper value: ± not judged)";
+                if claim.rate.is_some() {
+                    let (check, text) = rate(exp, claim, records, &p.label);
+                    ok = ok.and(check);
+                    line += &text;
+                }
+                line += ok.mark();
+                holds &= ok == Check::Holds;
+                judged += 1;
+                evidence.push(line);
                 continue;
             };
             let (lo, hi) = (paper - share * paper.abs(), paper + share * paper.abs());
@@ -942,6 +963,30 @@ pub(crate) mod tests {
         let lone = vec![record("n=1,clients=4", "A", 10, true, 1e-9)];
         let v = judge(&exp, &t("trend = 'increasing'"), &lone);
         assert!(!v.holds && v.judged == 0, "{:?}", v.evidence);
+    }
+
+    #[test]
+    fn a_point_without_a_paper_value_is_still_judged_by_the_other_tests() {
+        let mut exp = experiment(&["x", "y"]);
+        exp.paper_results =
+            vec![toml::from_str("method = 'A'\npoint = 'x'\nrounds = 100").unwrap()];
+        let c =
+            claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nnear_paper = 0.2\nat_most = 50");
+        // At y, A's 60 rounds break at_most although the paper gives no number there.
+        let v = judge(
+            &exp,
+            &c,
+            &[
+                record("x", "A", 45, true, 1e-9),
+                record("y", "A", 60, true, 1e-9),
+            ],
+        );
+        assert!(!v.holds && v.judged == 2, "{:?}", v.evidence);
+        assert!(
+            v.evidence[1].contains("no paper value") && v.evidence[1].ends_with("✘"),
+            "{:?}",
+            v.evidence
+        );
     }
 
     #[test]

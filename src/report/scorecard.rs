@@ -223,10 +223,13 @@ impl Scorecard {
         } else {
             Vec::new()
         };
+        // A `--set` variant's folder is a user's experiment, not the manifest's profile: it
+        // neither scores the paper nor stands for the manifest's own folder.
+        let plain: Vec<&Folder> = folders.iter().filter(|f| f.exp.sets.is_empty()).collect();
         for path in paths {
             for profile in spec::profile_names(&path)? {
                 let exp = plan::load(&path, &profile)?;
-                let in_folder = folders.iter().any(|f| {
+                let in_folder = plain.iter().any(|f| {
                     (&f.exp.paper, &f.exp.id, &f.exp.profile) == (&exp.paper, &exp.id, &profile)
                 });
                 if !in_folder && reg.get(&exp.paper).is_some() {
@@ -234,7 +237,7 @@ impl Scorecard {
                 }
             }
         }
-        let mut entries: Vec<Entry> = folders
+        let mut entries: Vec<Entry> = plain
             .iter()
             .map(|f| Entry {
                 exp: &f.exp,

@@ -33,7 +33,7 @@
 //! bound is undetermined.
 
 use super::placeholders;
-use super::quantity::{mean, show, start, Mean, Quantity};
+use super::quantity::{mean, runs_at, show, start, Mean, Quantity};
 use super::tables::paper_for;
 use crate::run::RunRecord;
 use crate::spec::{fmt_value, label_names, ClaimSpec, Experiment, Point, Trend};
@@ -323,9 +323,7 @@ fn fit(xy: &[(f64, f64)]) -> (f64, f64) {
 fn rate(exp: &Experiment, c: &ClaimSpec, records: &[RunRecord], point: &str) -> (Check, String) {
     let min_r2 = c.min_r2.unwrap_or(0.9);
     let mut fits = Vec::new();
-    for r in records.iter().filter(|r| {
-        r.key.point == point && exp.names_run(&c.method, &r.key.method, &r.key.label, &r.key.params)
-    }) {
+    for r in runs_at(exp, records, point, &c.method) {
         let scale = match c.relative_to {
             Some(_) => start(r, &c.quantity).unwrap_or(1.0),
             None => 1.0,

@@ -128,6 +128,18 @@ impl Mean {
 
 /// Mean value of `who` (as `Experiment::names_run` reads it) at `point` over its runs (None
 /// without runs).
+/// The runs of `who` (as `Experiment::names_run` reads it) at `point`.
+pub fn runs_at<'a>(
+    exp: &'a Experiment,
+    records: &'a [RunRecord],
+    point: &'a str,
+    who: &'a str,
+) -> impl Iterator<Item = &'a RunRecord> {
+    records.iter().filter(move |r| {
+        r.key.point == point && exp.names_run(who, &r.key.method, &r.key.label, &r.key.params)
+    })
+}
+
 pub fn mean(
     exp: &Experiment,
     records: &[RunRecord],
@@ -135,11 +147,7 @@ pub fn mean(
     who: &str,
     q: Quantity,
 ) -> Option<Mean> {
-    let vals: Vec<(f64, bool)> = records
-        .iter()
-        .filter(|r| {
-            r.key.point == point && exp.names_run(who, &r.key.method, &r.key.label, &r.key.params)
-        })
+    let vals: Vec<(f64, bool)> = runs_at(exp, records, point, who)
         .filter_map(|r| value(r, q))
         .collect();
     if vals.is_empty() {

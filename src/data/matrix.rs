@@ -146,6 +146,15 @@ impl<'a> Block<'a> {
         }
     }
 
+    /// The dense view for one pass over the samples, counted as one ([`super::reads`]): what a
+    /// method's client uses each time it reads its data element by element. [`Self::as_dense`]
+    /// is for shapes and setup only.
+    pub fn read_dense(&self) -> Option<ArrayView2<'a, f64>> {
+        let view = self.as_dense()?;
+        super::reads::count(self.samples());
+        Some(view)
+    }
+
     /// Samples `start..end` of the block.
     pub fn range(&self, start: usize, end: usize) -> Block<'a> {
         match self {

@@ -10,5 +10,6 @@ pub mod matrix;
 pub mod own;
 pub mod partition;
 pub mod prepare;
+pub mod reads;
 pub mod spiked;
 pub mod synthetic;

@@ -14,6 +14,7 @@
 //! Two backends: [`LocalNetwork`] (every client in this process) and, with the `mpi` feature,
 //! [`mpi::MpiNetwork`] (rank 0 the server, the clients on the other ranks).
 
+pub mod clock;
 mod counters;
 mod message;
 #[cfg(feature = "mpi")]

@@ -84,7 +84,7 @@ mod tests {
         ];
         let text = "A took {{rounds of A at kappa=10}} rounds ({{ rounds of A / B at kappa=10 }} × B's), \
                     {{stationarity <= 1e-3 of A at kappa=10}} to 1e-3, {{time_s of A at kappa=10}}; \
-                    at 100 {{rounds of A at kappa=100}}, ratio {{rounds of A/B at kappa=100}}; \
+                    at 100 {{rounds of A at kappa=100}}, ratio {{rounds of A / B at kappa=100}}; \
                     {{rounds of A at kappa=1000}}, {{rounds of A at kappa=5}}.";
         assert_eq!(
             render(&exp, &runs, text),

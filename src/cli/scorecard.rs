@@ -1,17 +1,16 @@
 //! `dpca scorecard`: each paper's scorecard from the committed results, as text.
 
 use anyhow::Result;
-use dpca_bench::report::reload::{folders, load_folder};
+use dpca_bench::report::html::{load_all, unreadable};
 use dpca_bench::report::scorecard::Scorecard;
 use std::path::Path;
 
 use super::common::UsageError;
 
+/// A folder or manifest that cannot be read is left out, named at the end, and makes the exit
+/// status non-zero, as `dpca report` does.
 pub fn scorecard(results: &Path, paper: Option<&str>, profile: &str) -> Result<()> {
-    let loaded = folders(results)?
-        .iter()
-        .map(|rel| load_folder(results, rel))
-        .collect::<Result<Vec<_>>>()?;
+    let (loaded, mut errors) = load_all(results)?;
     let Some(card) = Scorecard::of_results(results, &loaded)? else {
         anyhow::bail!(
             "{}: no paper registry (a papers/ folder of papers/<key>.toml) in it or above it",
@@ -50,5 +49,6 @@ pub fn scorecard(results: &Path, paper: Option<&str>, profile: &str) -> Result<(
         println!();
         print!("{}", card.rows_text(key, profile));
     }
-    Ok(())
+    errors.extend(card.errors.iter().cloned());
+    unreadable(&errors)
 }

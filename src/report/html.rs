@@ -143,8 +143,19 @@ fn folder_page(f: &Folder, scored: bool) -> Page {
     }
 }
 
-fn index_page(folders: &[Folder], card: Option<&Scorecard>) -> Page {
+fn index_page(folders: &[Folder], card: Option<&Scorecard>, errors: &[String]) -> Page {
     let mut body = String::from("<main>\n<h1>dpca-bench results</h1>\n");
+    if !errors.is_empty() {
+        let items: String = errors
+            .iter()
+            .map(|e| format!("<li><pre>{}</pre></li>", esc(e)))
+            .collect();
+        let _ = writeln!(
+            body,
+            "<h2 id=\"unreadable\">Not in this report</h2>\n<p>These results folders or \
+             manifests could not be read; everything else is rendered.</p>\n<ul>{items}</ul>"
+        );
+    }
     if let Some(card) = card {
         body += &scorecard_html::index_section(card);
     }
@@ -252,17 +263,30 @@ pub fn site(root: &Path) -> Result<Vec<Page>> {
     Ok(site_and_scorecard(root)?.0)
 }
 
-/// The pages of [`site`] and the scorecard (None without a paper registry above `root`).
+/// The pages of [`site`] and the scorecard (None without a paper registry above `root`); an
+/// error if any folder or manifest could not be read.
 pub fn site_and_scorecard(root: &Path) -> Result<(Vec<Page>, Option<Scorecard>)> {
-    let loaded = folders(root)?
-        .iter()
-        .map(|rel| load_folder(root, rel))
-        .collect::<Result<Vec<_>>>()?;
-    if loaded.is_empty() {
+    let site = build(root)?;
+    unreadable(&site.errors)?;
+    Ok((site.pages, site.card))
+}
+
+/// The site with whatever could be read, and a line per results folder or manifest that could
+/// not: one broken experiment neither hides the others nor stops the report.
+struct Site {
+    pages: Vec<Page>,
+    card: Option<Scorecard>,
+    errors: Vec<String>,
+}
+
+fn build(root: &Path) -> Result<Site> {
+    let (loaded, mut errors) = load_all(root)?;
+    if loaded.is_empty() && errors.is_empty() {
         anyhow::bail!("{}: no results folders (with a run.json)", root.display());
     }
     let card = Scorecard::of_results(root, &loaded)?;
-    let mut pages = vec![index_page(&loaded, card.as_ref())];
+    errors.extend(card.iter().flat_map(|c| c.errors.iter().cloned()));
+    let mut pages = vec![index_page(&loaded, card.as_ref(), &errors)];
     if let Some(card) = &card {
         pages.extend(scorecard_html::paper_pages(card));
     }
@@ -272,20 +296,52 @@ pub fn site_and_scorecard(root: &Path) -> Result<(Vec<Page>, Option<Scorecard>)>
             .is_some_and(|c| !c.profiles(&f.exp.paper).is_empty());
         folder_page(f, scored)
     }));
-    Ok((pages, card))
+    Ok(Site {
+        pages,
+        card,
+        errors,
+    })
+}
+
+/// The results folders under `root` that load, and an error line for each that does not
+/// ("<folder>: why").
+pub fn load_all(root: &Path) -> Result<(Vec<Folder>, Vec<String>)> {
+    let (mut loaded, mut errors) = (Vec::new(), Vec::new());
+    for rel in folders(root)? {
+        match load_folder(root, &rel) {
+            Ok(f) => loaded.push(f),
+            Err(e) => errors.push(format!("{}: {e:#}", root.join(&rel).display())),
+        }
+    }
+    Ok((loaded, errors))
+}
+
+/// An error listing `errors`, if any.
+pub fn unreadable(errors: &[String]) -> Result<()> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{} experiment(s) could not be read, and are missing from the report:\n{}",
+        errors.len(),
+        errors.join("\n")
+    )
 }
 
 /// Write every page of [`site`] and results/scorecard.csv (with a registry), each atomically;
-/// the number of pages and whether the scorecard was written.
+/// the number of pages and whether the scorecard was written. A folder or manifest that cannot
+/// be read is left out (its old page stays as it was) and named in the index; after writing the
+/// rest, the result is an error naming each.
 pub fn write_site(root: &Path) -> Result<(usize, bool)> {
-    let (pages, card) = site_and_scorecard(root)?;
-    for p in &pages {
+    let site = build(root)?;
+    for p in &site.pages {
         atomic_write(&root.join(&p.path), p.html.as_bytes())?;
     }
-    if let Some(card) = &card {
+    if let Some(card) = &site.card {
         atomic_write(&root.join(SCORECARD_CSV), card.csv()?.as_bytes())?;
     }
-    Ok((pages.len(), card.is_some()))
+    unreadable(&site.errors)?;
+    Ok((site.pages.len(), site.card.is_some()))
 }
 
 /// The scorecard's file under the results root.

@@ -191,6 +191,8 @@ pub struct Scorecard {
     /// By paper, then profile (`paper`, `quick`, then the others by name), then numbers, claims
     /// and tests.
     pub rows: Vec<Row>,
+    /// A line per manifest that could not be loaded ("<file>:<line>: …"): its rows are missing.
+    pub errors: Vec<String>,
 }
 
 /// One experiment at one profile: its results folder when one is committed.
@@ -226,9 +228,23 @@ impl Scorecard {
         // A `--set` variant's folder is a user's experiment, not the manifest's profile: it
         // neither scores the paper nor stands for the manifest's own folder.
         let plain: Vec<&Folder> = folders.iter().filter(|f| f.exp.sets.is_empty()).collect();
+        let mut errors = Vec::new();
         for path in paths {
-            for profile in spec::profile_names(&path)? {
-                let exp = plan::load(&path, &profile)?;
+            let profiles = match spec::profile_names(&path) {
+                Ok(p) => p,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    continue;
+                }
+            };
+            for profile in profiles {
+                let exp = match plan::load(&path, &profile) {
+                    Ok(exp) => exp,
+                    Err(e) => {
+                        errors.push(format!("{e} (profile {profile})"));
+                        continue;
+                    }
+                };
                 let in_folder = plain.iter().any(|f| {
                     (&f.exp.paper, &f.exp.id, &f.exp.profile) == (&exp.paper, &exp.id, &profile)
                 });
@@ -285,6 +301,7 @@ impl Scorecard {
         Ok(Scorecard {
             papers: reg.papers.iter().map(|p| p.record.clone()).collect(),
             rows,
+            errors,
         })
     }
 

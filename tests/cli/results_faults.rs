@@ -201,6 +201,54 @@ fn abort_duplicated_summary_rows_are_refused_not_joined_with_every_trace_row() {
     );
 }
 
+/// One manifest that no longer loads costs its own folder only: `report` renders the others and
+/// the index (which names the broken one), leaves no temporary file, and exits non-zero naming
+/// the manifest, its line and key.
+#[test]
+fn exit0_report_renders_the_rest_past_an_unloadable_manifest() {
+    let dir = base();
+    let d = dir.path();
+    let base = std::fs::read_to_string(d.join("m/base.toml")).unwrap();
+    std::fs::write(
+        d.join("m/twin.toml"),
+        base.replacen("id = \"base\"", "id = \"twin\"", 1),
+    )
+    .unwrap();
+    let mut args = run_args();
+    args[1] = "m/twin.toml".into();
+    let out = dpca(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", said(&out));
+    std::fs::write(
+        d.join("m/base.toml"),
+        base.replacen("seed = 5", "seed = 5\nbogus = 1", 1),
+    )
+    .unwrap();
+
+    let out = dpca(d, &["report", "--results", "res"]);
+    fails_naming(
+        &out,
+        &[
+            "faps/base/quick",
+            "base.toml:",
+            "bogus",
+            "1 experiment(s) could not be read",
+        ],
+    );
+    let index = std::fs::read_to_string(d.join("res/index.html")).unwrap();
+    assert!(
+        index.contains("Not in this report") && index.contains("bogus"),
+        "{index}"
+    );
+    assert!(index.contains("faps/twin/quick/index.html"), "{index}");
+    assert!(d.join("res/faps/twin/quick/index.html").is_file());
+    assert!(!d.join("res/faps/base/quick/index.html").exists());
+    let temps: Vec<_> = files_under(&d.join("res"))
+        .into_iter()
+        .filter(|f| f.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(temps.is_empty(), "{temps:?}");
+}
+
 /// Every URL a page's elements point at, resolved by headless Chromium: the page loads in an
 /// iframe of a harness (file pages may read each other's DOM with --allow-file-access-from-files).
 fn urls_in_chromium(page: &Path) -> Vec<String> {

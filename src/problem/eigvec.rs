@@ -434,11 +434,11 @@ impl super::Family for Eigvec {
     /// Stalled or converged (see `run::Status`): 1 − (v₁ᵀw)², the distance to the leading
     /// eigenvector (the log errors can be negative, so no share of them is a gain); 1e-12 is
     /// round-off of the square.
-    fn accuracy(&self) -> Option<Accuracy> {
-        Some(Accuracy {
+    fn accuracy(&self) -> &'static [Accuracy] {
+        &[Accuracy {
             metric: "sin2",
             solved: 1e-12,
-        })
+        }]
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Eigvec, Kind::Subspace]

@@ -27,11 +27,12 @@ pub trait Family: Sync {
     fn kind(&self) -> Kind;
     /// The metrics this family evaluates after every round, in CSV column order.
     fn metrics(&self) -> &'static [MetricDef];
-    /// The metric that measures the distance to the solution, by which a run stopped on the
-    /// relative objective change without a target is judged stalled when it stopped improving
-    /// (see `run::Status`). None: no such metric.
-    fn accuracy(&self) -> Option<Accuracy> {
-        None
+    /// The metrics that measure the distance to the solution, in order: a run is judged by the
+    /// first its trace defines (finite at its end), stalled when it stopped improving after rule
+    /// (27) without a target, or after the method's own criterion with no progress from its
+    /// start (see `run::Status`). Empty: no such metric.
+    fn accuracy(&self) -> &'static [Accuracy] {
+        &[]
     }
     /// Families whose methods solve this family's problems (its own among them): a subspace
     /// method at p = 1 finds the leading eigenvector, so eigvec manifests take them too.

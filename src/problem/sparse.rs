@@ -730,14 +730,20 @@ impl super::Family for Sparse {
         METRICS
     }
     /// Stalled or converged (see `run::Status`): DSSAL1's stationarity violation, the distance
-    /// to a stationary point of its model (with `mu`; without it the metric is NaN and no run is
-    /// judged stalled on it, as no other metric measures a distance to the solution); 1e-12 is
-    /// round-off.
-    fn accuracy(&self) -> Option<Accuracy> {
-        Some(Accuracy {
-            metric: "stationarity",
-            solved: 1e-12,
-        })
+    /// to a stationary point of its model (with `mu`); without it, on data with planted loadings,
+    /// the recovery error ‖zzᵀ − VVᵀ‖²_F, the distance to them (NaN on real data, where no run
+    /// is judged on it). 1e-12 is round-off.
+    fn accuracy(&self) -> &'static [Accuracy] {
+        &[
+            Accuracy {
+                metric: "stationarity",
+                solved: 1e-12,
+            },
+            Accuracy {
+                metric: "recovery",
+                solved: 1e-12,
+            },
+        ]
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Sparse]

@@ -345,11 +345,11 @@ impl super::Family for Subspace {
     }
     /// Stalled or converged (see `run::Status`): the scaled KKT violation measures the distance
     /// to a stationary point, and at 1e-12 it is at round-off, where no further gain is possible.
-    fn accuracy(&self) -> Option<Accuracy> {
-        Some(Accuracy {
+    fn accuracy(&self) -> &'static [Accuracy] {
+        &[Accuracy {
             metric: "kkt",
             solved: 1e-12,
-        })
+        }]
     }
     fn takes_methods_of(&self) -> &'static [Kind] {
         &[Kind::Subspace]

@@ -8,7 +8,7 @@ use super::tables::{paper_average, paper_for, reported_metrics};
 use crate::methods::registry;
 use crate::plot::ticks::trim_zeros;
 use crate::problem::MetricDef;
-use crate::run::{describe, Outcome, RunRecord, Status, MIN_GAIN};
+use crate::run::{describe, Outcome, RunRecord, Status, StopReason, MIN_GAIN};
 use crate::spec::{Experiment, Gen, Point};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -550,6 +550,15 @@ fn status_legend(s: &mut String, exp: &Experiment) {
             .to_string(),
         _ => String::new(),
     };
+    let own = match (st.own_criterion, accuracy(exp)) {
+        (true, Some(m)) => format!(
+            " A run whose own criterion held is *stalled* when its {m} ended no better than at its \
+             start (less than {:.0} % below its first value): a fixed point of the method that \
+             is not the solution.",
+            100.0 * MIN_GAIN
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         s,
         "\nStop: *converged* = the stop rule's target or the method's own criterion was met (a \
@@ -557,52 +566,84 @@ fn status_legend(s: &mut String, exp: &Experiment) {
          stopped it with its target metric short of the target, or with its accuracy metric no \
          longer improving; *capped* = it reached max \
          rounds, the time budget or the method's own iteration cap first; *diverged*, *failed*: \
-         a value not finite, an error.{rule27} Rounds of a run that did not converge, and ratios \
-         computed from them, are lower bounds (≥)."
+         a value not finite, an error.{rule27}{own} Rounds of a run that did not converge, and \
+         ratios computed from them, are lower bounds (≥)."
     );
 }
 
-/// The family's accuracy metric, by which rule (27) without a target is judged.
-fn accuracy(exp: &Experiment) -> Option<&'static str> {
-    crate::problem::family(exp.kind)
+/// The accuracy metrics the family judges its runs by, as text ("stationarity or recovery":
+/// each run by the first it defines); None without one.
+fn accuracy(exp: &Experiment) -> Option<String> {
+    let names: Vec<&str> = crate::problem::family(exp.kind)
         .accuracy()
+        .iter()
         .map(|a| a.metric)
+        .collect();
+    (!names.is_empty())
+        .then(|| names.join(" (or, where a run lacks it, ") + &")".repeat(names.len() - 1))
 }
 
 /// Runs that stalled: rule (27) stopped them short of the target, or with the accuracy metric
-/// no longer improving.
+/// no longer improving; or their own criterion held with it no better than at their start.
 fn stalled(s: &mut String, exp: &Experiment, out: &Outcome) {
-    let runs: Vec<&RunRecord> = out
+    let (own, rule27): (Vec<&RunRecord>, Vec<&RunRecord>) = out
         .records
         .iter()
         .filter(|r| r.status(&exp.stop, exp.kind) == Status::Stalled)
-        .collect();
-    if runs.is_empty() {
-        return;
-    }
-    let (what, metric) = match (&exp.stop.target, accuracy(exp)) {
-        (Some(t), _) => (
-            format!(
-                "stalled**: the relative objective change stopped them with {} short of its \
-                 target {:e}.",
-                t.metric, t.value
+        .partition(|r| r.stop_reason == StopReason::OwnCriterion.as_str());
+    // Each run's own accuracy metric, its last value and (for `own`) its first.
+    let judged = |r: &RunRecord, start: bool| match Status::judged_by(exp.kind, &r.trace) {
+        Some(a) => {
+            let first = r.trace.iter().find_map(|t| t.metric(a.metric));
+            let from = if start {
+                format!(", {} at its start", sci(first))
+            } else {
+                String::new()
+            };
+            format!("{} = {}{from}", a.metric, sci(r.last().metric(a.metric)))
+        }
+        None => String::new(),
+    };
+    if !rule27.is_empty() {
+        match &exp.stop.target {
+            Some(t) => listed(
+                s,
+                &format!(
+                    "stalled**: the relative objective change stopped them with {} short of its \
+                     target {:e}.",
+                    t.metric, t.value
+                ),
+                &rule27,
+                |r| format!("{} = {}", t.metric, sci(r.last().metric(&t.metric))),
             ),
-            t.metric.as_str(),
-        ),
-        (None, Some(m)) => (
-            format!(
-                "stalled**: the relative objective change stopped them after their {m} stopped \
-                 improving (metric stopped improving: less than {:.0} % better over the last \
-                 quarter of the trace).",
+            None => listed(
+                s,
+                &format!(
+                    "stalled**: the relative objective change stopped them after their {} \
+                     stopped improving (metric stopped improving: less than {:.0} % better over \
+                     the last quarter of the trace).",
+                    accuracy(exp).unwrap_or_default(),
+                    100.0 * MIN_GAIN
+                ),
+                &rule27,
+                |r| judged(r, false),
+            ),
+        }
+    }
+    if !own.is_empty() {
+        listed(
+            s,
+            &format!(
+                "stalled**: their own criterion held with their {} no better than at their start \
+                 (less than {:.0} % below its first value): a fixed point of the method that is \
+                 not the solution.",
+                accuracy(exp).unwrap_or_default(),
                 100.0 * MIN_GAIN
             ),
-            m,
-        ),
-        (None, None) => return,
-    };
-    listed(s, &what, &runs, |r| {
-        format!("{metric} = {}", sci(r.last().metric(metric)))
-    });
+            &own,
+            |r| judged(r, true),
+        );
+    }
 }
 
 /// Runs that stopped on an error or panic of their method, with its message.

@@ -9,8 +9,8 @@ use crate::methods::registry;
 use crate::problem::{family, Family, FAMILIES};
 use crate::spec::{
     plain_name, quoted, ClaimSpec, Dataset, File, Gen, Generator, Kind, Locator, ManifestError,
-    MethodSpec, PaperKind, PaperRecord, Point, Preprocess, RawManifest, RawPoint, Registry, Scheme,
-    StopSpec, KKT_ABS, LEAK_ABS, LEAK_ERR,
+    MethodSpec, PaperKind, PaperRecord, PaperResult, Point, Preprocess, RawManifest, RawPoint,
+    Registry, Scheme, StopSpec, KKT_ABS, LEAK_ABS, LEAK_ERR, RUN_QUANTITIES,
 };
 
 type Result<T = ()> = std::result::Result<T, ManifestError>;
@@ -217,8 +217,26 @@ fn not_a_metric(raw: &RawManifest, kind: Kind, name: &str, leak_ok: bool) -> Opt
     ))
 }
 
-/// The quantities a run has beside the family's metrics.
-const COUNTS: [&str; 2] = ["rounds", "time_s"];
+/// Why `reach` may not count the rounds to a value of `metric`: every reader of `reach` counts
+/// the rounds until the metric is at or below the value, which for a higher-is-better metric
+/// (`consensus`, `explained_variance`) means moving away from its best. None: it may.
+fn reach_refused(kind: Kind, metric: &str) -> Option<String> {
+    let m = crate::problem::metric(kind, metric)?;
+    (!m.lower_is_better).then(|| {
+        format!(
+            "`{metric}` is higher-is-better, and reach counts the rounds until a metric is at or \
+             below a value: name a lower-is-better metric, or test `{metric}`'s value (at_least)"
+        )
+    })
+}
+
+/// Whether `profile` holds the paper's own points: `paper`, or the one profile of a manifest
+/// without profiles. Only there must a sweep point named by a paper result, a claim or a
+/// placeholder exist; a scaled-down profile has other points, where what names them has no
+/// number.
+fn holds_paper_points(profile: &str) -> bool {
+    profile == "paper" || profile == crate::spec::DEFAULT_PROFILE
+}
 
 /// The method variants `who` names (see `Experiment::names_run`), by position.
 fn named(methods: &[MethodSpec], who: &str) -> Vec<usize> {
@@ -244,22 +262,45 @@ fn check_claim(
     let key = |k: &str| format!("claims[{i}].{k}");
     let err = |k: &str, msg: String| Err(loc.error(&key(k), msg));
     let leak_ok = raw.attack.is_some();
-    let counted = COUNTS.contains(&c.quantity.as_str());
-    if !counted {
+    let counted = RUN_QUANTITIES.contains(&c.quantity.as_str());
+    let spectra = family(kind).spectra();
+    let spectrum = spectra.contains(&c.quantity.as_str());
+    if !counted && !spectrum {
         check_metric(raw, kind, &key("quantity"), &c.quantity, leak_ok, loc)?;
     }
     if let Some(v) = c.reach {
-        if counted {
+        if counted || spectrum {
             return err("reach", format!("reach counts the rounds until a metric is ≤ {v}: quantity must be a metric, not `{}`", c.quantity));
         }
         if !v.is_finite() {
             return err("reach", format!("reach = {v}: must be finite"));
         }
+        if let Some(why) = reach_refused(kind, &c.quantity) {
+            return err("reach", why);
+        }
     }
-    if let Some(b) = &c.before {
-        check_metric(raw, kind, &key("before"), b, leak_ok, loc)?;
-        if c.reach.is_none() {
-            return err("before", "before compares the rounds two metrics take to reach a value: give reach = that value".into());
+    let versus = match (&c.above, &c.below) {
+        (Some(_), Some(_)) => {
+            return err("below", "above and below together: a claim's value is above one quantity or below it, write two claims".into());
+        }
+        (Some(o), None) => Some(("above", o)),
+        (None, Some(o)) => Some(("below", o)),
+        (None, None) => None,
+    };
+    if let Some((k, other)) = versus {
+        if spectrum {
+            if !spectra.contains(&other.as_str()) || other == &c.quantity {
+                return err(k, format!("{other:?}: a spectrum is compared entry by entry with another spectrum of the same runs: expected one of {}", quoted(spectra)));
+            }
+        } else if counted {
+            return err(k, format!("{k} compares two metrics of the same runs: quantity must be a metric, not `{}`", c.quantity));
+        } else {
+            check_metric(raw, kind, &key(k), other, leak_ok, loc)?;
+            if c.reach.is_some() {
+                if let Some(why) = reach_refused(kind, other) {
+                    return err(k, why);
+                }
+            }
         }
     }
     let others = |list: &'static str, v: &[String]| -> Vec<(String, String)> {
@@ -285,7 +326,8 @@ fn check_claim(
         ("greater_than", !c.greater_than.is_empty()),
         ("at_most", c.at_most.is_some()),
         ("at_least", c.at_least.is_some()),
-        ("before", c.before.is_some()),
+        ("above", c.above.is_some()),
+        ("below", c.below.is_some()),
         ("near_paper", c.near_paper.is_some()),
         ("rate", c.rate.is_some()),
     ]
@@ -294,12 +336,33 @@ fn check_claim(
     .collect();
     match (per_point.first(), c.trend) {
         (None, None) => {
-            return err("text", "a claim needs a test: less_than or greater_than (with an optional factor and or_equal), at_most, at_least, before, near_paper, rate or trend".into());
+            return err("text", "a claim needs a test: less_than or greater_than (with an optional factor), above or below (these four with an optional or_equal), at_most, at_least, near_paper, rate or trend".into());
         }
         (Some(first), Some(_)) => {
             return err("trend", format!("trend judges the values along the sweep, `{first}` each point: write them as two claims"));
         }
         _ => {}
+    }
+    if spectrum {
+        let what = format!("`{}` is a spectrum of the `{kind}` family, compared entry by entry with another spectrum of the same runs", c.quantity);
+        if versus.is_none() {
+            return err(
+                "quantity",
+                format!("{what}: give above or below = one of {}", quoted(spectra)),
+            );
+        }
+        if let Some(k) = per_point.iter().find(|k| !["above", "below"].contains(k)) {
+            return err(k, format!("{what}, by above or below alone: remove `{k}`"));
+        }
+        for (k, set) in [
+            ("trend", c.trend.is_some()),
+            ("relative_to", c.relative_to.is_some()),
+            ("divided_by", c.divided_by.is_some()),
+        ] {
+            if set {
+                return err(k, format!("{what}, by above or below alone: remove `{k}`"));
+            }
+        }
     }
     let compares = !c.less_than.is_empty() || !c.greater_than.is_empty();
     if c.factor.is_some() && !compares {
@@ -308,10 +371,10 @@ fn check_claim(
             "factor goes with less_than or greater_than: remove it".into(),
         );
     }
-    if c.or_equal && !compares {
+    if c.or_equal && !compares && versus.is_none() {
         return err(
             "or_equal",
-            "or_equal goes with less_than or greater_than: remove it".into(),
+            "or_equal goes with less_than, greater_than, above or below: remove it".into(),
         );
     }
     if let Some(f) = c.factor {
@@ -370,14 +433,14 @@ fn check_claim(
         }
     }
     if c.divided_by.is_some() {
-        if let Some(k) = ["before", "near_paper", "rate"]
+        if let Some(k) = ["above", "below", "near_paper", "rate"]
             .into_iter()
             .find(|k| per_point.contains(k))
         {
             return err("divided_by", format!("a ratio of two methods goes with at_most, at_least, less_than, greater_than or trend, not with `{k}`"));
         }
     }
-    if c.relative_to.is_some() && counted {
+    if c.relative_to.is_some() && (counted || spectrum) {
         return err("relative_to", format!("relative_to = \"start\" divides a metric by its first value: quantity must be a metric, not `{}`", c.quantity));
     }
     if let Some(share) = c.near_paper {
@@ -394,7 +457,7 @@ fn check_claim(
             );
         }
         let mine = named(methods, &c.method);
-        let theirs: Vec<&crate::spec::PaperResult> = raw
+        let theirs: Vec<&PaperResult> = raw
             .paper_results
             .iter()
             .filter(|r| named(methods, &r.method).iter().any(|k| mine.contains(k)))
@@ -413,22 +476,40 @@ fn check_claim(
         } else {
             c.quantity.as_str()
         };
-        let gives = |r: &crate::spec::PaperResult| match field {
-            "rounds" => r.rounds.is_some(),
+        // The paper's rounds count the run's length, or with their own `reach` the rounds to a
+        // level: the claim must count the same.
+        let counts_as_claim = |r: &PaperResult| match (&r.reach, c.reach) {
+            (None, None) => true,
+            (Some(t), Some(v)) => t.metric == c.quantity && t.value == v,
+            _ => false,
+        };
+        let gives = |r: &PaperResult| match field {
+            "rounds" => r.rounds.is_some() && counts_as_claim(r),
             "time_s" => r.time_s.is_some(),
             m => r.metric(m).is_some(),
         };
         if !theirs.iter().any(|r| gives(r)) {
+            let counted_otherwise = theirs
+                .iter()
+                .find(|r| field == "rounds" && r.rounds.is_some())
+                .map(|r| match &r.reach {
+                    Some(t) => format!(
+                        " (theirs count the rounds to {} ≤ {:e}: give quantity = {:?} and reach = {:e})",
+                        t.metric, t.value, t.metric, t.value
+                    ),
+                    None => " (theirs count the run's length: drop reach, or give the paper result the claim's reach)".to_string(),
+                })
+                .unwrap_or_default();
             return err(
                 "near_paper",
                 format!(
-                    "none of {:?}'s [[paper_results]] gives `{field}`: near_paper compares with it",
+                    "none of {:?}'s [[paper_results]] gives `{field}` counted as this claim counts it: near_paper compares with it{counted_otherwise}",
                     c.method
                 ),
             );
         }
     }
-    if c.rate.is_some() && counted {
+    if c.rate.is_some() && (counted || spectrum) {
         return err(
             "rate",
             format!(
@@ -449,8 +530,8 @@ fn check_claim(
 
 /// Every `{{...}}` of the description and the claims' texts (see [`crate::spec::placeholder`])
 /// must parse and name a quantity, methods and a point of the manifest. A point of another
-/// profile's sweep is refused only where the paper's points must be (`paper`, or the one profile
-/// of a manifest without profiles): elsewhere it renders as absent.
+/// profile's sweep is refused only where the paper's points must be ([`holds_paper_points`]):
+/// elsewhere it renders as absent.
 pub(crate) fn check_placeholders(
     raw: &RawManifest,
     points: &[Point],
@@ -469,7 +550,7 @@ pub(crate) fn check_placeholders(
                 .enumerate()
                 .map(|(i, c)| (format!("claims[{i}].text"), &c.text)),
         );
-    let strict = profile == "paper" || profile == crate::spec::DEFAULT_PROFILE;
+    let strict = holds_paper_points(profile);
     let labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
     for (key, text) in texts {
         let shown = |t: &str| crate::util::excerpt(t.as_bytes());
@@ -478,16 +559,21 @@ pub(crate) fn check_placeholders(
         for p in found {
             let whole = shown(&text[p.span.clone()]);
             let bad = |why: String| Err(loc.error(&key, format!("placeholder `{whole}`: {why}")));
-            let counted = COUNTS.contains(&p.quantity.as_str());
+            let counted = RUN_QUANTITIES.contains(&p.quantity.as_str());
             if !counted {
                 if let Some(why) = not_a_metric(raw, kind, &p.quantity, raw.attack.is_some()) {
-                    return bad(format!("{why}, \"rounds\" or \"time_s\""));
+                    return bad(format!("{why} or {}", quoted(&RUN_QUANTITIES)));
                 }
             } else if p.reach.is_some() {
                 return bad(format!(
                     "`<= value` counts the rounds until a metric reaches it: `{}` is not a metric",
                     p.quantity
                 ));
+            }
+            if p.reach.is_some() {
+                if let Some(why) = reach_refused(kind, &p.quantity) {
+                    return bad(format!("`<= value`: {why}"));
+                }
             }
             for who in std::iter::once(&p.method).chain(&p.divided_by) {
                 if let Err(e) = check_method_ref(methods, who, &key, true, loc) {
@@ -709,15 +795,15 @@ pub(crate) fn check_studies(reg: &Registry) -> Result {
     Ok(())
 }
 
-/// A paper result or a claim tied to sweep points must name expanded points. The paper's numbers
-/// are for the paper's sizes, so only the `paper` profile insists: a scaled-down profile has other
-/// points, and a per-point result simply has no row there.
+/// A paper result or a claim tied to sweep points must name expanded points where the paper's
+/// points are ([`holds_paper_points`]), as a placeholder's `at` must.
 pub(crate) fn check_paper_points(
     raw: &RawManifest,
     points: &[Point],
     profile: &str,
     loc: &Locator,
 ) -> Result {
+    let strict = holds_paper_points(profile);
     let labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
     for (i, r) in raw.paper_results.iter().enumerate() {
         let Some(pt) = &r.point else { continue };
@@ -728,11 +814,11 @@ pub(crate) fn check_paper_points(
                 "this manifest has no [sweep], so a paper result belongs to its one point: drop `point`",
             ));
         }
-        if profile == "paper" && !labels.contains(&pt.as_str()) {
+        if strict && !labels.contains(&pt.as_str()) {
             return Err(loc.error(
                 &key,
                 format!(
-                    "{pt:?} is not a sweep point of the paper profile: expected one of {}",
+                    "{pt:?} is not a sweep point of the {profile} profile: expected one of {}",
                     quoted(&labels)
                 ),
             ));
@@ -740,11 +826,11 @@ pub(crate) fn check_paper_points(
     }
     for (i, c) in raw.claims.iter().enumerate() {
         for (j, pt) in c.points.iter().enumerate() {
-            if profile == "paper" && !labels.contains(&pt.as_str()) {
+            if strict && !labels.contains(&pt.as_str()) {
                 return Err(loc.error(
                     &format!("claims[{i}].points[{j}]"),
                     format!(
-                        "{pt:?} is not a sweep point of the paper profile: expected one of {}",
+                        "{pt:?} is not a sweep point of the {profile} profile: expected one of {}",
                         quoted(&labels)
                     ),
                 ));
@@ -1234,6 +1320,25 @@ pub(crate) fn check_family(
         )?;
         for name in r.metrics.keys() {
             metric(&format!("paper_results[{i}].{name}"), name, false)?;
+        }
+        if let Some(t) = &r.reach {
+            let key = format!("paper_results[{i}].reach");
+            metric(&format!("{key}.metric"), &t.metric, raw.attack.is_some())?;
+            if !t.value.is_finite() {
+                return Err(loc.error(
+                    &format!("{key}.value"),
+                    format!("{}: must be a finite number", t.value),
+                ));
+            }
+            if let Some(why) = reach_refused(kind, &t.metric) {
+                return Err(loc.error(&format!("{key}.metric"), why));
+            }
+            if r.rounds.is_none() {
+                return Err(loc.error(
+                    &key,
+                    "reach says what the paper's rounds count (the rounds until the metric is at or below the value): give rounds = the paper's count",
+                ));
+            }
         }
     }
     for (i, name) in raw.table_metrics.iter().enumerate() {

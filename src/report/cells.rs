@@ -89,12 +89,14 @@ pub(super) fn repeat_groups(records: &[RunRecord]) -> Vec<Vec<&RunRecord>> {
     groups
 }
 
-/// Mean over runs of a metric's final value (NaN where a run lacks it).
+/// Mean over runs of a metric's final value as [`super::quantity::value`] reads it, the reader
+/// the claims and the scorecard use (NaN when no run gives one).
 pub(super) fn mean_metric(runs: &[&RunRecord], name: &str) -> f64 {
-    mean(
-        runs.iter()
-            .map(|r| r.last().metric(name).unwrap_or(f64::NAN)),
+    super::quantity::mean_of(
+        runs.iter().copied(),
+        super::quantity::Quantity::of(name, None),
     )
+    .map_or(f64::NAN, |m| m.value)
 }
 
 /// The runs a paper result stands beside in report.md, one group per row there: each

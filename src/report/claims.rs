@@ -6,8 +6,11 @@
 //!   each other's (factor 1 by default; "far fewer" rounds is a smaller factor); `or_equal =
 //!   true` makes them ≤ (≥), "no worse than";
 //! - `at_most = v` / `at_least = v`: the method's value against a fixed number;
-//! - `before = "metric"` (with `reach`): the quantity reaches `reach` in fewer rounds than the
-//!   other metric of the same runs;
+//! - `above = "q"` / `below = "q"`: the value is above (below) another quantity `q` of the same
+//!   runs, read the same way (with `reach`: "the attack is exact in fewer rounds than the method
+//!   converges"); `or_equal` makes them ≥ (≤). A spectrum of the family (`share_rand`) is
+//!   compared with another spectrum entry by entry (means over repeats), every entry must be
+//!   above (below): "the random features have the larger share for every i";
 //! - `near_paper = 0.2`: within ±20 % of the paper's value for the method at the point
 //!   (`[[paper_results]]`: `rounds`, `time_s` or the metric; with `reach` its `rounds`); a point
 //!   without one is not judged;
@@ -22,18 +25,20 @@
 //! "increasing"/"decreasing" may go the wrong way by at most `tolerance` × the previous value
 //! (default 0), "flat" holds when max/min ≤ 1 + `tolerance` (default 0.2).
 //!
-//! The quantity: a metric's last finite value in the run's trace (the attack's error after its
-//! last attacked round); with `reach = v` the first round at which the metric is ≤ v; with
-//! `relative_to = "start"` the metric divided by its first finite value (and `reach` applies to
-//! that ratio); with `divided_by = "M"` every method's value divided by M's at the same point.
-//! `rounds` is the run's rounds. A run that stopped without meeting its accuracy criterion
-//! (stalled, round cap, time budget), or never reached `reach`, shows "≥ rounds": its count is a
+//! The quantity, as [`super::quantity::value`] reads it: a metric's value at the last row of the
+//! trace that records it (the attack's error after its last attacked round; none when it is not
+//! finite); with `reach = v` the first round at which the metric is ≤ v; with `relative_to =
+//! "start"` the metric divided by its first finite value (and `reach` applies to that ratio);
+//! with `divided_by = "M"` every method's value divided by M's at the same point. `rounds`,
+//! `vectors` and `comm_vectors` are the run's rounds and communication until it stopped. A run
+//! that stopped without meeting its accuracy criterion (stalled, round cap, time budget), or
+//! never reached `reach`, shows "≥ rounds": its count is a
 //! lower bound, and a test is judged on what the bound proves: it holds or fails only if it does
 //! so whatever the true value, else it is "undetermined" and does not hold. A ratio over a
 //! bound is undetermined.
 
 use super::placeholders;
-use super::quantity::{mean, runs_at, show, start, Mean, Quantity};
+use super::quantity::{mean, mean_of, runs_at, show, start, Mean, Quantity};
 use super::tables::paper_for;
 use crate::run::RunRecord;
 use crate::spec::{fmt_value, label_names, ClaimSpec, Experiment, Point, Trend};
@@ -153,6 +158,16 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
     };
     for p in chosen(exp, claim) {
         let at = if p.label.is_empty() { "—" } else { &p.label };
+        if is_spectrum(exp.kind, &claim.quantity) {
+            let Some((ok, text)) = entries(exp, claim, records, &p.label) else {
+                evidence.push(format!("{at}: no runs of {}", claim.method));
+                continue;
+            };
+            holds &= ok == Check::Holds;
+            judged += 1;
+            evidence.push(format!("{at}: {} {text}{}", claim.method, ok.mark()));
+            continue;
+        }
         let Some(mine) = at_point(exp, claim, records, &p.label, &claim.method) else {
             let who = claim
                 .divided_by
@@ -191,7 +206,7 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
         if let Some(v) = claim.at_least {
             ok = ok.and(less(exact(v), mine.range(), true));
         }
-        if let Some(other) = &claim.before {
+        if let Some((other, above)) = versus(claim) {
             let oq = Quantity {
                 name: other,
                 ..quantity(claim)
@@ -200,10 +215,13 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
                 // Bounds on either side are judged as intervals, as `less_than`: a count known
                 // only to exceed the rounds the attack read can be neither first nor second.
                 Some(v) => {
-                    ok = ok.and(less(mine.range(), v.range(), false));
+                    ok = ok.and(ordered(mine.range(), v.range(), above, claim.or_equal));
                     line += &format!(" vs {} {}", oq.text(), show(v, oq));
                 }
-                None => line += &format!(" ({other} not in the trace)"),
+                None => {
+                    ok = ok.and(Check::Fails);
+                    line += &format!(" ({other}: no value in the runs)");
+                }
             }
         }
         if let Some(share) = claim.near_paper {
@@ -214,7 +232,7 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
                     || !claim.greater_than.is_empty()
                     || claim.at_most.is_some()
                     || claim.at_least.is_some()
-                    || claim.before.is_some()
+                    || versus(claim).is_some()
                     || claim.rate.is_some();
                 if !others {
                     evidence.push(format!("{line}: no paper value, not judged"));
@@ -259,6 +277,74 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
     }
 }
 
+/// The other quantity of `above` / `below`, and whether the claim's value is above it.
+fn versus(c: &ClaimSpec) -> Option<(&str, bool)> {
+    match (&c.above, &c.below) {
+        (Some(o), _) => Some((o, true)),
+        (None, Some(o)) => Some((o, false)),
+        (None, None) => None,
+    }
+}
+
+/// `a` above `b` (a > b, ≥ with `or_equal`), or below it.
+fn ordered(a: Range, b: Range, above: bool, or_equal: bool) -> Check {
+    if above {
+        less(b, a, or_equal)
+    } else {
+        less(a, b, or_equal)
+    }
+}
+
+/// Whether `name` is a spectrum the family records (spectra.csv), not a metric.
+fn is_spectrum(kind: crate::spec::Kind, name: &str) -> bool {
+    crate::problem::family(kind).spectra().contains(&name)
+}
+
+/// `above` / `below` on a spectrum at `point`: the means over the method's runs of each entry of
+/// the claim's spectrum against the same entry of the other, over the entries both record; the
+/// check and its evidence (None without runs).
+fn entries(
+    exp: &Experiment,
+    c: &ClaimSpec,
+    records: &[RunRecord],
+    point: &str,
+) -> Option<(Check, String)> {
+    let (other, above) = versus(c)?;
+    let runs: Vec<&RunRecord> = runs_at(exp, records, point, &c.method).collect();
+    let len = |r: &RunRecord, s: &str| r.spectra.get(s).map_or(0, Vec::len);
+    let n = runs
+        .iter()
+        .map(|r| len(r, &c.quantity).min(len(r, other)))
+        .min()?;
+    if n == 0 {
+        let text = format!("records no {} or {other}", c.quantity);
+        return Some((Check::Fails, text));
+    }
+    let mut ok = Check::Holds;
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        let q = Quantity {
+            entry: Some(i),
+            ..Quantity::of(&c.quantity, None)
+        };
+        let o = Quantity { name: other, ..q };
+        let (a, b) = (
+            mean_of(runs.iter().copied(), q)?,
+            mean_of(runs.iter().copied(), o)?,
+        );
+        let check = ordered(a.range(), b.range(), above, c.or_equal);
+        ok = ok.and(check);
+        let mark = if check == Check::Holds { "" } else { " ✘" };
+        pairs.push(format!("{} vs {}{mark}", show(a, q), show(b, o)));
+    }
+    let text = format!(
+        "{} vs {other}, entry by entry (i = 1…{n}): {}",
+        c.quantity,
+        pairs.join(", ")
+    );
+    Some((ok, text))
+}
+
 /// The points a claim is judged at: its `points`, or all, in sweep order.
 fn chosen<'e>(exp: &'e Experiment, claim: &ClaimSpec) -> Vec<&'e Point> {
     exp.points
@@ -268,14 +354,24 @@ fn chosen<'e>(exp: &'e Experiment, claim: &ClaimSpec) -> Vec<&'e Point> {
 }
 
 /// The paper's value of the claim's quantity for its method at `point` (with `reach`: the
-/// paper's rounds), found as the report's tables find it for the method's runs.
+/// paper's rounds to the same level), found as the report's tables find it for the method's
+/// runs.
 fn paper_value(exp: &Experiment, c: &ClaimSpec, records: &[RunRecord], point: &str) -> Option<f64> {
     let run = records.iter().find(|r| {
         r.key.point == point && exp.names_run(&c.method, &r.key.method, &r.key.label, &r.key.params)
     })?;
     let p = paper_for(exp, &run.key)?;
     match (c.quantity.as_str(), c.reach) {
-        ("rounds", _) | (_, Some(_)) => p.rounds.map(|r| r as f64),
+        // The paper's rounds count what the claim counts: the run's length, or the rounds to
+        // the same level of the same metric.
+        ("rounds", _) | (_, Some(_)) => {
+            let same = match (&p.reach, c.reach) {
+                (None, None) => true,
+                (Some(t), Some(v)) => t.metric == c.quantity && t.value == v,
+                _ => false,
+            };
+            p.rounds.filter(|_| same).map(|r| r as f64)
+        }
         ("time_s", _) => p.time_s,
         (m, None) => p.metric(m),
     }
@@ -486,7 +582,7 @@ fn trend_check(v: &[Range], t: Trend, tol: f64) -> Check {
 }
 
 /// The test a claim states, in words.
-fn test_text(c: &ClaimSpec) -> String {
+fn test_text(kind: crate::spec::Kind, c: &ClaimSpec) -> String {
     let quantity = quantity(c);
     let q = quantity.text();
     let subject = match &c.divided_by {
@@ -523,13 +619,24 @@ fn test_text(c: &ClaimSpec) -> String {
     if let Some(v) = c.at_least {
         parts.push(format!("{subject} ≥ {}", num(v)));
     }
-    if let Some(other) = &c.before {
+    if let Some((other, above)) = versus(c) {
         let o = Quantity {
             name: other,
             ..quantity
         }
         .text();
-        parts.push(format!("{q} of {} < its {o}", c.method));
+        let op = match (above, c.or_equal) {
+            (true, false) => ">",
+            (true, true) => "≥",
+            (false, false) => "<",
+            (false, true) => "≤",
+        };
+        let each = if is_spectrum(kind, &c.quantity) {
+            " at every entry"
+        } else {
+            ""
+        };
+        parts.push(format!("{q} of {} {op} its {o}{each}", c.method));
     }
     if let Some(share) = c.near_paper {
         parts.push(format!(
@@ -598,7 +705,7 @@ pub fn section(exp: &Experiment, records: &[RunRecord]) -> String {
             "- {} **{}** — test: {}.",
             if v.holds { "✔" } else { "✘" },
             placeholders::render(exp, records, &c.text),
-            test_text(c)
+            test_text(exp.kind, c)
         );
         for e in &v.evidence {
             let _ = writeln!(s, "  - {e}");
@@ -614,12 +721,23 @@ pub(crate) mod tests {
     use crate::run::TraceRow;
     use std::collections::BTreeMap;
 
-    fn record(point: &str, label: &str, rounds: u64, converged: bool, stat: f64) -> RunRecord {
+    pub(crate) fn record(
+        point: &str,
+        label: &str,
+        rounds: u64,
+        converged: bool,
+        stat: f64,
+    ) -> RunRecord {
         traced(point, label, converged, &[(rounds, stat, f64::NAN)])
     }
 
     /// A run whose trace rows are (round, stationarity, leak_err), with time_s = round / 10.
-    fn traced(point: &str, label: &str, converged: bool, rows: &[(u64, f64, f64)]) -> RunRecord {
+    pub(crate) fn traced(
+        point: &str,
+        label: &str,
+        converged: bool,
+        rows: &[(u64, f64, f64)],
+    ) -> RunRecord {
         let trace = rows
             .iter()
             .map(|&(round, stat, leak)| TraceRow {
@@ -698,7 +816,7 @@ pub(crate) mod tests {
     fn a_metric_read_in_the_first_rounds_only_bounds_from_its_last_reading() {
         // The attack reads rounds 1-2 (NaN after), never reaching 1e-5; the run goes on to 155,
         // where stationarity reaches it. "≥ 155" would claim more than the attack saw: ≥ 2 is
-        // what is known, so "before" is undetermined, neither shown nor refuted.
+        // what is known, so "below" is undetermined, neither shown nor refuted.
         let exp = experiment(&["x"]);
         let runs = vec![traced(
             "x",
@@ -707,7 +825,7 @@ pub(crate) mod tests {
             &[(1, 1e-2, 1e-3), (2, 1e-3, 1e-4), (155, 1e-6, f64::NAN)],
         )];
         let before = claim(
-            "text = 't'\nquantity = 'leak_err'\nreach = 1e-5\nmethod = 'A'\nbefore = 'stationarity'",
+            "text = 't'\nquantity = 'leak_err'\nreach = 1e-5\nmethod = 'A'\nbelow = 'stationarity'",
         );
         let v = judge(&exp, &before, &runs);
         assert!(!v.holds);
@@ -719,7 +837,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn reach_counts_rounds_to_a_value_and_before_compares_two_metrics() {
+    fn reach_counts_rounds_to_a_value_and_below_compares_two_metrics() {
         let exp = experiment(&["x", "y"]);
         let runs = vec![
             // At x the attack (leak_err) is exact at round 2, stationarity gets there at 3.
@@ -760,7 +878,7 @@ pub(crate) mod tests {
         let v = judge(&exp, &refuted, &runs);
         assert!(v.evidence[0].ends_with("✘"), "≥ 2 > 1: {:?}", v.evidence);
         let before = claim(
-            "text = 't'\nquantity = 'leak_err'\nreach = 1e-5\nmethod = 'A'\nbefore = 'stationarity'",
+            "text = 't'\nquantity = 'leak_err'\nreach = 1e-5\nmethod = 'A'\nbelow = 'stationarity'",
         );
         let v = judge(&exp, &before, &runs);
         assert!(
@@ -802,6 +920,131 @@ pub(crate) mod tests {
             })
             .collect();
         exp
+    }
+
+    /// A run of `clients` machines that sent `up` n-vectors in all (every machine's upload
+    /// counted) and `down` broadcast ones, converged or not.
+    fn sent(label: &str, converged: bool, up: f64, down: f64, clients: usize) -> RunRecord {
+        let mut r = record("x", label, 10, converged, 1e-9);
+        // 8 bytes a coordinate of an n = 10 vector: bytes in the ratio of the vectors.
+        let last = r.trace.last_mut().unwrap();
+        (last.vectors, last.bytes_up, last.bytes_down) =
+            (up + down, (80.0 * up) as u64, (80.0 * down) as u64);
+        r.bytes_up_per_client = vec![0; clients];
+        r
+    }
+
+    #[test]
+    fn vectors_count_the_runs_communication_and_comm_vectors_the_papers() {
+        let exp = experiment(&["x"]);
+        // A sends 2 uploads from each of 10 machines and 2 broadcasts (22 n-vectors, 4 in the
+        // CEDRE paper's count); B one upload from one machine and 8 broadcasts (9, 8.1).
+        let runs = vec![
+            sent("A", true, 20.0, 2.0, 10),
+            sent("B", true, 1.0, 8.0, 10),
+        ];
+        let c = |q: &str, test: &str| {
+            judge(
+                &exp,
+                &claim(&format!(
+                    "text = 't'\nquantity = '{q}'\nmethod = 'A'\n{test}"
+                )),
+                &runs,
+            )
+        };
+        let v = c("vectors", "less_than = ['B']");
+        assert!(
+            !v.holds && v.evidence[0].contains("A 22.0 vs B 9.0"),
+            "{:?}",
+            v.evidence
+        );
+        let v = c("comm_vectors", "less_than = ['B']");
+        assert!(
+            v.holds && v.evidence[0].contains("A 4.0 vs B 8.1"),
+            "{:?}",
+            v.evidence
+        );
+        // A run that did not converge spent at least this much: a lower bound.
+        let capped = vec![
+            sent("A", false, 20.0, 2.0, 10),
+            sent("B", true, 100.0, 8.0, 10),
+        ];
+        let v = judge(
+            &exp,
+            &claim("text = 't'\nquantity = 'vectors'\nmethod = 'A'\nless_than = ['B']"),
+            &capped,
+        );
+        assert!(
+            !v.holds && v.evidence[0].contains("≥ 22.0") && v.evidence[0].contains("undetermined"),
+            "{:?}",
+            v.evidence
+        );
+    }
+
+    #[test]
+    fn above_compares_two_spectra_of_the_same_runs_entry_by_entry() {
+        let mut exp = experiment(&["x"]);
+        exp.kind = crate::spec::Kind::Sparse;
+        let shares = |label: &str, rand: &[f64], orig: &[f64]| {
+            let mut r = record("x", label, 10, true, 1e-9);
+            r.spectra.insert("share_rand".into(), rand.to_vec());
+            r.spectra.insert("share_orig".into(), orig.to_vec());
+            r
+        };
+        let c = claim("text = 't'\nquantity = 'share_rand'\nmethod = 'A'\nabove = 'share_orig'");
+        let v = judge(&exp, &c, &[shares("A", &[1.0, 0.5, 0.3], &[0.6, 0.2, 0.0])]);
+        assert!(v.holds && v.judged == 1, "{:?}", v.evidence);
+        assert!(
+            v.evidence[0].contains("share_rand vs share_orig, entry by entry (i = 1…3): 1.000 vs 0.600, 0.500 vs 0.200, 0.300 vs 0.000 ✔"),
+            "{:?}",
+            v.evidence
+        );
+        // One entry equal: not above there (unless or_equal); the entry is marked.
+        let tie = [shares("A", &[1.0, 0.5, 0.3], &[0.6, 0.5, 0.0])];
+        let v = judge(&exp, &c, &tie);
+        assert!(
+            !v.holds && v.evidence[0].contains("0.500 vs 0.500 ✘"),
+            "{:?}",
+            v.evidence
+        );
+        let or_equal = claim("text = 't'\nquantity = 'share_rand'\nmethod = 'A'\nabove = 'share_orig'\nor_equal = true");
+        assert!(judge(&exp, &or_equal, &tie).holds);
+        // Means over repeats, entry by entry.
+        let two = [
+            shares("A", &[1.0, 0.1], &[0.6, 0.2]),
+            shares("A", &[1.0, 0.5], &[0.6, 0.2]),
+        ];
+        assert!(judge(&exp, &c, &two).holds, "mean 0.3 > 0.2");
+        assert_eq!(
+            test_text(crate::spec::Kind::Sparse, &c),
+            "share_rand of A > its share_orig at every entry, at every point"
+        );
+    }
+
+    #[test]
+    fn below_compares_two_metrics_of_the_same_runs() {
+        let exp = experiment(&["x"]);
+        let runs = vec![traced("x", "A", true, &[(1, 1e-3, 1e-3), (2, 1e-4, 1e-4)])];
+        let c = |extra: &str| {
+            judge(
+                &exp,
+                &claim(&format!(
+                    "text = 't'\nquantity = 'leak_err'\nmethod = 'A'\n{extra}"
+                )),
+                &runs,
+            )
+        };
+        // Final values: 1e-4 is not below 1e-4, but at most it.
+        assert!(!c("below = 'stationarity'").holds);
+        assert!(c("below = 'stationarity'\nor_equal = true").holds);
+        assert!(!c("above = 'stationarity'").holds);
+        // A metric the runs lack: not judged as holding.
+        let v = c("below = 'kkt'");
+        assert!(
+            !v.holds && v.evidence[0].contains("kkt: no value"),
+            "{:?}",
+            v.evidence
+        );
     }
 
     #[test]
@@ -1120,21 +1363,23 @@ pub(crate) mod tests {
     fn every_test_is_said_in_words() {
         let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\ndivided_by = 'B'\ngreater_than = ['C']\nor_equal = true\nat_most = 2");
         assert_eq!(
-            test_text(&c),
+            test_text(crate::spec::Kind::Sparse, &c),
             "rounds of A / rounds of B ≥ that of C (each over B) and rounds of A / rounds of B ≤ 2, at every point"
         );
         let c = claim("text = 't'\nquantity = 'kkt'\nmethod = 'A'\nrate = 'linear'\nrelative_to = 'start'\nreach = 1e-5");
-        assert!(test_text(&c).contains(
+        assert!(test_text(crate::spec::Kind::Sparse, &c).contains(
             "kkt / its start of A falls linearly in rounds on a log scale until it is ≤ 1e-5"
         ));
         let c =
             claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\ntrend = 'flat'\nalong = 'kappa'");
         assert_eq!(
-            test_text(&c),
+            test_text(crate::spec::Kind::Sparse, &c),
             "rounds of A flat along kappa (max/min ≤ 1.2), over every point"
         );
         let c = claim("text = 't'\nquantity = 'rounds'\nmethod = 'A'\nnear_paper = 0.2");
-        assert!(test_text(&c).contains("within ±20 % of the paper's value"));
+        assert!(
+            test_text(crate::spec::Kind::Sparse, &c).contains("within ±20 % of the paper's value")
+        );
     }
 
     #[test]

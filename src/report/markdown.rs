@@ -9,7 +9,7 @@ use crate::methods::registry;
 use crate::plot::ticks::trim_zeros;
 use crate::problem::MetricDef;
 use crate::run::{describe, Outcome, RunRecord, Status, StopReason, MIN_GAIN};
-use crate::spec::{Experiment, Gen, Point};
+use crate::spec::{Experiment, Gen, PaperResult, Point};
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -259,6 +259,14 @@ fn paper_table(s: &mut String, exp: &Experiment, out: &Outcome) {
          time is the method alone on this machine (metrics excluded); the paper's comes from its \
          authors' machine, so compare times only between methods of the same run.\n"
     );
+    if exp.paper_results.iter().any(|p| p.reach.is_some()) {
+        let _ = writeln!(
+            s,
+            "Where the paper counts the rounds to a level of a metric (its criterion, not our stop \
+             rule), ours beside its count are the rounds to the same level: \"to <metric> ≤ \
+             <value>\", a lower bound (≥) where a run never got there.\n"
+        );
+    }
     if exp.points.len() > 1 && exp.paper_results.iter().any(|p| p.point.is_none()) {
         let _ = writeln!(
             s,
@@ -424,23 +432,16 @@ fn results_table(s: &mut String, exp: &Experiment, out: &Outcome) {
 fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) {
     let p = paper_for(exp, &r.key);
     let l = r.last();
-    let paper_rounds = p.and_then(|p| p.rounds);
+    let (ours, ratio) = rounds_beside(&[r], p);
     let mut line = format!(
-        "| {} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {ours} | {ratio} |",
         r.key.point,
         describe(&r.key),
-        paper_rounds.map_or("—".into(), |v| v.to_string()),
-        rounds_cell(&[r]),
-        at_least(
-            ratio(r.rounds as f64, paper_rounds.map(|v| v as f64)),
-            !r.converged
-        ),
+        p.and_then(|p| p.rounds)
+            .map_or("—".into(), |v| v.to_string()),
     );
     for m in metrics {
-        line += &beside(
-            l.metric(m.name).unwrap_or(f64::NAN),
-            p.and_then(|p| p.metric(m.name)),
-        );
+        line += &beside(mean_metric(&[r], m.name), p.and_then(|p| p.metric(m.name)));
     }
     line += &format!(
         " {} | {:.2} | {} |",
@@ -452,24 +453,44 @@ fn row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], r: &RunRecord) 
     let _ = writeln!(s, "{line}");
 }
 
+/// Our rounds beside the paper's, and their ratio: the runs' rounds, or where the paper's entry
+/// counts the rounds to a level (`reach`, its criterion), ours to the same level, said so
+/// ("4 to pop_log_err ≤ -7e0"); a lower bound where a run did not converge or never got there.
+fn rounds_beside(runs: &[&RunRecord], p: Option<&PaperResult>) -> (String, String) {
+    let paper = p.and_then(|p| p.rounds).map(|v| v as f64);
+    let Some(t) = p.and_then(|p| p.reach.as_ref()) else {
+        let rounds = mean(runs.iter().map(|r| r.rounds as f64));
+        let bound = runs.iter().any(|r| !r.converged);
+        return (rounds_cell(runs), at_least(ratio(rounds, paper), bound));
+    };
+    let q = super::quantity::Quantity::of(&t.metric, Some(t.value));
+    match super::quantity::mean_of(runs.iter().copied(), q) {
+        Some(m) => (
+            format!(
+                "{} to {} ≤ {:e}",
+                super::quantity::show(m, q),
+                t.metric,
+                t.value
+            ),
+            at_least(ratio(m.value, paper), m.bound()),
+        ),
+        None => (format!("— ({} not recorded)", t.metric), "—".into()),
+    }
+}
+
 /// One row for the repeats of a configuration: mean rounds (min–max), mean metrics and time,
 /// stop reasons counted ("3× max_rounds, 2× kkt_target").
 fn mean_row(s: &mut String, exp: &Experiment, metrics: &[&MetricDef], runs: &[&RunRecord]) {
     let r0 = runs[0];
     let p = paper_for(exp, &r0.key);
-    let paper_rounds = p.and_then(|p| p.rounds);
-    let rounds = mean(runs.iter().map(|r| r.rounds as f64));
+    let (ours, ratio) = rounds_beside(runs, p);
     let mut line = format!(
-        "| {} | {} (mean of {}) | {} | {} | {} |",
+        "| {} | {} (mean of {}) | {} | {ours} | {ratio} |",
         r0.key.point,
         describe(&r0.key),
         runs.len(),
-        paper_rounds.map_or("—".into(), |v| v.to_string()),
-        rounds_cell(runs),
-        at_least(
-            ratio(rounds, paper_rounds.map(|v| v as f64)),
-            runs.iter().any(|r| !r.converged)
-        ),
+        p.and_then(|p| p.rounds)
+            .map_or("—".into(), |v| v.to_string()),
     );
     for m in metrics {
         line += &beside(mean_metric(runs, m.name), p.and_then(|p| p.metric(m.name)));
@@ -813,5 +834,43 @@ fn averages(s: &mut String, exp: &Experiment, out: &Outcome, plain: bool) {
             };
         }
         let _ = writeln!(s, "{line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::claims::tests::traced;
+
+    /// Beside a paper count with `reach`, our cell is the rounds to that level, said so, and
+    /// the ratio a lower bound where a run never got there; without it, the run's rounds.
+    #[test]
+    fn rounds_beside_the_paper_count_what_it_counts() {
+        let pr = |reach: &str| -> PaperResult {
+            toml::from_str(&format!("method = 'A'\nrounds = 4\n{reach}")).unwrap()
+        };
+        let to = pr("reach = { metric = 'stationarity', value = 1e-5 }");
+        let rows = [
+            (1, 1e-3, f64::NAN),
+            (2, 1e-5, f64::NAN),
+            (30, 1e-9, f64::NAN),
+        ];
+        let r = traced("x", "A", true, &rows);
+        assert_eq!(
+            rounds_beside(&[&r], Some(&to)),
+            ("2 to stationarity ≤ 1e-5".to_string(), "0.50".to_string())
+        );
+        assert_eq!(
+            rounds_beside(&[&r], Some(&pr(""))),
+            ("30".to_string(), "7.50".to_string())
+        );
+        let short = traced("x", "A", false, &rows[..1]);
+        assert_eq!(
+            rounds_beside(&[&short], Some(&to)),
+            (
+                "≥ 1 to stationarity ≤ 1e-5".to_string(),
+                "≥ 0.25".to_string()
+            )
+        );
     }
 }

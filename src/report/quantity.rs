@@ -1,20 +1,24 @@
-//! What the report reads off a method's runs at a sweep point, shared by the claims' verdicts
-//! and the placeholders of the prose, so both print a number the same way: `rounds`, `time_s`,
-//! a metric's last finite value, or the rounds until a metric first is ≤ a value; its mean over
-//! repeats, and whether it is only a lower bound ("≥ N").
+//! What the report reads off a method's runs, shared by the claims' verdicts, the placeholders
+//! of the prose, the scorecard's "ours" and report.md's tables, so all print one number the same
+//! way: `rounds`, `time_s`, `vectors`, `comm_vectors`, a metric's final value, the rounds until a
+//! metric first is ≤ a value, or an entry of a spectrum; its mean over repeats, and whether it
+//! is only a lower bound ("≥ N").
 
 use crate::run::RunRecord;
 use crate::spec::Experiment;
 
-/// What is measured on one run: `name` (`rounds`, `time_s`, a metric, `leak_err`), or with
-/// `reach` the rounds until that metric first is at or below it; `relative`: the metric divided
-/// by its first finite value in the trace; `ratio`: printed as a ratio of two methods' values.
+/// What is measured on one run: `name` (one of [`crate::spec::RUN_QUANTITIES`], a metric,
+/// `leak_err`, or with `entry` a spectrum), or with `reach` the rounds until that metric first
+/// is at or below it; `relative`: the metric divided by its first finite value in the trace;
+/// `ratio`: printed as a ratio of two methods' values.
 #[derive(Clone, Copy)]
 pub struct Quantity<'a> {
     pub name: &'a str,
     pub reach: Option<f64>,
     pub relative: bool,
     pub ratio: bool,
+    /// The entry (0-based) of the spectrum `name` the run records (spectra.csv).
+    pub entry: Option<usize>,
 }
 
 impl<'a> Quantity<'a> {
@@ -24,6 +28,7 @@ impl<'a> Quantity<'a> {
             reach,
             relative: false,
             ratio: false,
+            entry: None,
         }
     }
 
@@ -52,41 +57,55 @@ pub fn start(r: &RunRecord, m: &str) -> Option<f64> {
         .find_map(|t| t.metric(m).filter(|v| v.is_finite()))
 }
 
-/// A run's value of `q`, and whether it is only a lower bound (rounds of a run that did not
-/// converge or never reached `reach`).
+/// A run's value of `q`, and whether it is only a lower bound (the rounds or vectors of a run
+/// that did not converge, the rounds of one that never reached `reach`). A metric's value is
+/// the one of the last row that records it (the attack records only the rounds it read); None
+/// when that is not finite (a metric this run does not define, or a diverged run): a run with
+/// no final value supports nothing.
 pub fn value(r: &RunRecord, q: Quantity) -> Option<(f64, bool)> {
-    let scale = match q.name {
-        "rounds" | "time_s" => 1.0,
-        m if q.relative => start(r, m)?,
-        _ => 1.0,
-    };
-    match (q.name, q.reach) {
-        ("rounds", _) => Some((r.rounds as f64, !r.converged)),
-        ("time_s", _) => Some((r.trace.last()?.time_s, false)),
-        (m, Some(v)) => {
-            if let Some(t) = r
-                .trace
-                .iter()
-                .find(|t| t.metric(m).is_some_and(|x| x / scale <= v))
-            {
-                return Some((t.round as f64, false));
-            }
-            // Not reached: known only to lie beyond the last round the metric was measured at
-            // (an attack reads only the first rounds of a run), not beyond the run's end.
-            let last = r
-                .trace
-                .iter()
-                .rev()
-                .find(|t| t.metric(m).is_some_and(|x| x.is_finite()))?;
-            Some((last.round as f64, true))
+    let spent = !r.converged;
+    match q.name {
+        "rounds" => return Some((r.rounds as f64, spent)),
+        "time_s" => return Some((r.trace.last()?.time_s, false)),
+        "vectors" => return Some((r.trace.last()?.vectors, spent)),
+        "comm_vectors" => {
+            let last = r.trace.last()?;
+            let clients = r.bytes_up_per_client.len();
+            return Some((super::figures::comm_vectors(last, clients), spent));
         }
-        (m, None) => r
-            .trace
-            .iter()
-            .rev()
-            .find_map(|t| t.metric(m).filter(|v| v.is_finite()))
-            .map(|v| (v / scale, false)),
+        _ => {}
     }
+    let finite = |v: &f64| v.is_finite();
+    if let Some(i) = q.entry {
+        return r
+            .spectra
+            .get(q.name)?
+            .get(i)
+            .copied()
+            .filter(finite)
+            .map(|v| (v, false));
+    }
+    let m = q.name;
+    let scale = if q.relative { start(r, m)? } else { 1.0 };
+    let Some(v) = q.reach else {
+        let last = r.trace.iter().rev().find_map(|t| t.metric(m))?;
+        return Some(last / scale).filter(finite).map(|v| (v, false));
+    };
+    if let Some(t) = r
+        .trace
+        .iter()
+        .find(|t| t.metric(m).is_some_and(|x| x / scale <= v))
+    {
+        return Some((t.round as f64, false));
+    }
+    // Not reached: known only to lie beyond the last round the metric was measured at (an
+    // attack reads only the first rounds of a run), not beyond the run's end.
+    let last = r
+        .trace
+        .iter()
+        .rev()
+        .find(|t| t.metric(m).is_some_and(|x| x.is_finite()))?;
+    Some((last.round as f64, true))
 }
 
 /// The mean of a quantity over runs, how many of them gave only a lower bound, and whether it
@@ -126,8 +145,6 @@ impl Mean {
     }
 }
 
-/// Mean value of `who` (as `Experiment::names_run` reads it) at `point` over its runs (None
-/// without runs).
 /// The runs of `who` (as `Experiment::names_run` reads it) at `point`.
 pub fn runs_at<'a>(
     exp: &'a Experiment,
@@ -140,6 +157,8 @@ pub fn runs_at<'a>(
     })
 }
 
+/// The mean of `who`'s values (as `Experiment::names_run` reads it) at `point` (None without
+/// runs that give one).
 pub fn mean(
     exp: &Experiment,
     records: &[RunRecord],
@@ -147,9 +166,12 @@ pub fn mean(
     who: &str,
     q: Quantity,
 ) -> Option<Mean> {
-    let vals: Vec<(f64, bool)> = runs_at(exp, records, point, who)
-        .filter_map(|r| value(r, q))
-        .collect();
+    mean_of(runs_at(exp, records, point, who), q)
+}
+
+/// The mean of the values `runs` give (None when none gives one).
+pub fn mean_of<'r>(runs: impl IntoIterator<Item = &'r RunRecord>, q: Quantity) -> Option<Mean> {
+    let vals: Vec<(f64, bool)> = runs.into_iter().filter_map(|r| value(r, q)).collect();
     if vals.is_empty() {
         return None;
     }
@@ -161,15 +183,22 @@ pub fn mean(
     })
 }
 
-/// "258", "≥ 258 (3 of 5 reached)", "0.45" for a ratio, "undetermined (0.45, its denominator a
-/// lower bound)".
+/// "258", "7.8" (a mean over repeats), "≥ 258 (3 of 5 reached)", "0.45" for a ratio,
+/// "undetermined (0.45, its denominator a lower bound)".
 pub fn show(m: Mean, q: Quantity) -> String {
     let num = if q.ratio {
         format!("{:.2}", m.value)
-    } else if q.counts_rounds() {
+    } else if q.counts_rounds() && m.value.fract() == 0.0 {
         format!("{:.0}", m.value)
+    } else if q.counts_rounds() {
+        // A mean over repeats: "7.8", not a count rounded to the paper's.
+        format!("{:.1}", m.value)
     } else if q.name == "time_s" {
         format!("{:.2} s", m.value)
+    } else if q.name.ends_with("vectors") {
+        format!("{:.1}", m.value)
+    } else if q.entry.is_some() {
+        format!("{:.3}", m.value)
     } else {
         format!("{:.3e}", m.value)
     };

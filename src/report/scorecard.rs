@@ -8,8 +8,9 @@
 //! Ours beside a stated number is what report.md sets beside it ([`super::cells::runs_beside`]):
 //! the mean over repeats at its point, or over the points for a sweep's average.
 
-use super::cells::{mean, mean_metric, runs_beside};
+use super::cells::runs_beside;
 use super::claims::judge;
+use super::quantity::{mean_of, Mean, Quantity};
 use super::reload::Folder;
 use crate::plan;
 use crate::run::{describe, RunRecord};
@@ -561,16 +562,12 @@ fn stated(pr: &PaperResult) -> Vec<(String, f64)> {
     v
 }
 
-/// Our mean of `quantity` over `runs`, and whether it is only a lower bound (rounds of a run
-/// that did not converge).
-fn ours_of(runs: &[&RunRecord], quantity: &str) -> (f64, bool) {
-    match quantity {
-        "rounds" => (
-            mean(runs.iter().map(|r| r.rounds as f64)),
-            runs.iter().any(|r| !r.converged),
-        ),
-        "time_s" => (mean(runs.iter().map(|r| r.last().time_s)), false),
-        m => (mean_metric(runs, m), false),
+/// What our runs give for a stated value named `quantity` (a key of [`stated`]): its quantity
+/// as the claims read it, the paper's `rounds` counted to the entry's `reach` where it has one.
+fn quantity_of<'a>(pr: &'a PaperResult, quantity: &'a str) -> Quantity<'a> {
+    match (&pr.reach, quantity) {
+        (Some(t), "rounds") => Quantity::of(&t.metric, Some(t.value)),
+        _ => Quantity::of(quantity, None),
     }
 }
 
@@ -600,7 +597,9 @@ fn number_rows(rows: &mut Vec<Row>, e: &Entry) {
             .map(|f| runs_beside(exp, &f.out.records, pr))
             .unwrap_or_default();
         for (quantity, paper) in values {
+            let q = quantity_of(pr, &quantity);
             let mut one = base();
+            // `rounds` still: what they count (with `reach`) the evidence says.
             one.quantity = quantity.clone();
             one.paper_value = Some(paper);
             if groups.is_empty() {
@@ -631,13 +630,15 @@ fn number_rows(rows: &mut Vec<Row>, e: &Entry) {
                 if groups.len() > 1 {
                     r.method = describe(&runs[0].key);
                 }
-                let (ours, bound) = ours_of(runs, &quantity);
+                let mean = mean_of(runs.iter().copied(), q);
+                let ours = mean.map_or(f64::NAN, |m| m.value);
+                let bound = mean.is_some_and(|m| m.bound());
                 r.ours = Some(ours);
                 r.ratio = (paper != 0.0 && ours.is_finite()).then(|| ours / paper);
                 let (verdict, b) = number_verdict(&quantity, paper, ours, bound);
                 r.verdict = verdict;
                 r.bound = b;
-                r.evidence = runs_text(exp, runs, bound);
+                r.evidence = runs_text(exp, runs, mean, q);
                 if verdict == OUTSIDE || r.bound == ALREADY_OUTSIDE {
                     r.cause = UNEXPLAINED.into();
                 }
@@ -647,18 +648,28 @@ fn number_rows(rows: &mut Vec<Row>, e: &Entry) {
     }
 }
 
-/// "mean of 5 runs (2 not converged), over 4 points".
-fn runs_text(exp: &Experiment, runs: &[&RunRecord], bound: bool) -> String {
+/// "mean of 5 runs (2 not converged: rounds are a lower bound), over 4 points"; with the
+/// paper's criterion, "rounds to err ≤ 1e-6: one run (it never reached it: a lower bound)".
+fn runs_text(exp: &Experiment, runs: &[&RunRecord], mean: Option<Mean>, q: Quantity) -> String {
     let mut points: Vec<&str> = runs.iter().map(|r| r.key.point.as_str()).collect();
     points.sort();
     points.dedup();
-    let not = runs.iter().filter(|r| !r.converged).count();
     let mut s = match runs.len() {
         1 => "one run".to_string(),
         n => format!("mean of {n} runs"),
     };
-    if bound && not > 0 {
-        let _ = write!(s, " ({not} not converged: rounds are a lower bound)");
+    if q.reach.is_some() {
+        s = format!("{}: {s}", q.text());
+    }
+    match mean {
+        None => s += " (none gives a value)",
+        Some(m) if m.bound() && q.reach.is_some() => {
+            let _ = write!(s, " ({} never reached it: a lower bound)", m.bounds);
+        }
+        Some(m) if m.bound() => {
+            let _ = write!(s, " ({} not converged: rounds are a lower bound)", m.bounds);
+        }
+        Some(_) => {}
     }
     if exp.points.len() > 1 && points.len() > 1 {
         let _ = write!(s, ", over {} points", points.len());
@@ -793,6 +804,81 @@ fn claim_rows(rows: &mut Vec<Row>, paper: &spec::Paper, profile: &str, at: &[&En
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::claims::tests::{experiment, traced};
+
+    /// A folder of `exp`'s runs `records`, as `dpca report` loads one.
+    fn folder(exp: Experiment, records: Vec<RunRecord>) -> Folder {
+        Folder {
+            rel: "p/x/paper".into(),
+            exp,
+            out: crate::run::Outcome {
+                dir: "p/x/paper".into(),
+                records,
+                planned: Vec::new(),
+                started_unix: 0,
+                finished_unix: 0,
+                threads: 1,
+                peak_rss_mib: None,
+                computed_by: None,
+            },
+            files: Vec::new(),
+        }
+    }
+
+    /// The paper's rounds with `reach` stand beside our rounds to that level, not the run's
+    /// length; a level never reached is a lower bound; a value is read as the claims read it.
+    #[test]
+    fn a_stated_count_with_reach_is_ours_to_that_level() {
+        let mut exp = experiment(&["x", "y"]);
+        let reach = "reach = { metric = 'stationarity', value = 1e-5 }";
+        exp.paper_results = ["x", "y"]
+            .iter()
+            .map(|p| {
+                toml::from_str(&format!("method = 'A'\npoint = '{p}'\nrounds = 3\n{reach}"))
+                    .unwrap()
+            })
+            .collect();
+        // At x stationarity is 1e-5 at round 3 and the run goes on to round 40; at y it never
+        // gets there in its 2 rounds.
+        let runs = vec![
+            traced(
+                "x",
+                "A",
+                true,
+                &[
+                    (1, 1e-3, f64::NAN),
+                    (3, 1e-5, f64::NAN),
+                    (40, 1e-9, f64::NAN),
+                ],
+            ),
+            traced("y", "A", false, &[(1, 1e-3, f64::NAN), (2, 1e-4, f64::NAN)]),
+        ];
+        let f = folder(exp, runs);
+        let e = Entry {
+            exp: &f.exp,
+            folder: Some(&f),
+            why: String::new(),
+        };
+        let mut rows = Vec::new();
+        number_rows(&mut rows, &e);
+        let at = |p: &str| rows.iter().find(|r| r.point == p).unwrap();
+        let x = at("x");
+        assert_eq!(x.quantity, "rounds");
+        assert_eq!((x.ours, x.verdict), (Some(3.0), WITHIN), "{x:?}");
+        assert!(
+            x.evidence
+                .starts_with("rounds to stationarity ≤ 1e-5: one run"),
+            "{x:?}"
+        );
+        let y = at("y");
+        assert_eq!(
+            (y.ours, y.verdict, y.bound.as_str()),
+            (Some(2.0), LOWER_BOUND, "undecided"),
+            "{y:?}"
+        );
+        assert!(y.evidence.contains("1 never reached it"), "{y:?}");
+        assert_eq!(show(&y.quantity, y.ours), "2");
+    }
 
     /// Within ±20 % either way; a lower bound past +20 % is already outside, one below is
     /// undecided; seconds are never compared; no value of ours is not run.

@@ -92,7 +92,7 @@ pub fn section(exp: &Experiment, out: &Outcome) -> String {
             let mut line = format!(
                 "| {name} | {tol:e} | {} | {rounds:.1} |",
                 paper
-                    .and_then(|p| p.rounds)
+                    .and_then(|p| p.run_rounds())
                     .map_or("—".into(), |v| v.to_string())
             );
             for m in &metrics {

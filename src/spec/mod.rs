@@ -40,7 +40,7 @@ pub use schema::{
     AttackSpec, ClaimSpec, DataSplit, FileFormat, FilePaths, Generator, Kind, Magnitude, Noise,
     Orientation, PaperResult, PartitionSpec, PlotKind, PlotSpec, Preprocess, ProblemSpec, Rate,
     RawManifest, RawPoint, RelativeTo, Scheme, Spectrum, StopSpec, Target, Trend, XAxis, KKT_ABS,
-    LEAK_ABS, LEAK_ERR, SWEEPABLE,
+    LEAK_ABS, LEAK_ERR, RUN_QUANTITIES, SWEEPABLE,
 };
 
 /// A manifest loaded with one profile, ready to run.

@@ -534,8 +534,9 @@ pub struct AttackSpec {
 }
 
 /// A claim of the paper, judged against our runs (report::claims): at least one test of
-/// `less_than`, `greater_than` (each with an optional `factor` and `or_equal`), `at_most`,
-/// `at_least`, `before`, `near_paper`, `rate` (all must hold at every judged point), or
+/// `less_than`, `greater_than` (each with an optional `factor`), `above`, `below` (these four
+/// with an optional `or_equal`), `at_most`, `at_least`, `near_paper`, `rate` (all must hold at
+/// every judged point), or
 /// `trend` alone (along the sweep). `divided_by` and `relative_to` change the quantity the tests
 /// read. Its `text` may hold `{{...}}` placeholders (see [`super::placeholder`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -547,10 +548,12 @@ pub struct ClaimSpec {
     pub id: Option<String>,
     /// The claim in the paper's words.
     pub text: String,
-    /// `rounds`, `time_s` (the method's seconds), a metric of the family, or `leak_err`.
+    /// One of [`RUN_QUANTITIES`] (`rounds`, `time_s`, `vectors`, `comm_vectors`), a metric of
+    /// the family, `leak_err`, or (with `above`/`below`) a spectrum of the family.
     pub quantity: String,
-    /// With a metric as `quantity`: the claim is about the rounds until that metric first is
-    /// at or below `reach` (a run that never gets there counts as "≥ its rounds").
+    /// With a lower-is-better metric as `quantity`: the claim is about the rounds until that
+    /// metric first is at or below `reach` (a run that never gets there counts as "≥ its
+    /// rounds"). A higher-is-better metric is refused: "reaches" would have to mean ≥.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach: Option<f64>,
     /// Judge only at these sweep points (by label); empty: at every point.
@@ -567,17 +570,22 @@ pub struct ClaimSpec {
     /// The factor of `less_than` / `greater_than` (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub factor: Option<f64>,
-    /// `less_than` / `greater_than` non-strict (≤ / ≥): "no worse than".
+    /// `less_than` / `greater_than` / `above` / `below` non-strict (≤ / ≥): "no worse than".
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub or_equal: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least: Option<f64>,
-    /// Another metric of the same runs: `quantity` reaches `reach` in fewer rounds than this
-    /// metric does ("the attack is exact before the method converges").
+    /// Another quantity of the same runs, read as `quantity` is (with its `reach`): the claim's
+    /// value is above it (≥ with `or_equal`). A spectrum (`share_rand`) is compared with another
+    /// spectrum entry by entry, every entry must be above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub before: Option<String>,
+    pub above: Option<String>,
+    /// As `above`, below it: with `reach`, "the attack is exact (leak_err ≤ 1e-5) in fewer
+    /// rounds than the method converges (kkt ≤ 1e-5)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below: Option<String>,
     /// Another method (label or name): the quantity becomes the method's value divided by this
     /// one's at the same point (FAPS rounds / SSI rounds). A lower bound over an exact value is
     /// a lower bound; a bound in the denominator leaves the ratio undetermined.
@@ -651,8 +659,15 @@ pub struct PaperResult {
     /// the report sets beside our averages and never beside a single point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub point: Option<String>,
+    /// The paper's rounds: the length of its run, or with `reach` the rounds until that metric
+    /// first is at or below its value (the paper's own criterion, where it differs from the stop
+    /// rule's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u64>,
+    /// `reach = { metric = "pop_log_err", value = -7.0 }`: what `rounds` counts, as a claim's
+    /// `quantity` + `reach` does; ours beside it are read the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach: Option<Target>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -666,7 +681,19 @@ impl PaperResult {
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.get(name).copied()
     }
+
+    /// The paper's rounds where they count the length of its run (no `reach`): what a run's own
+    /// rounds stand beside in a figure or a table of stop rules.
+    pub fn run_rounds(&self) -> Option<u64> {
+        self.rounds.filter(|_| self.reach.is_none())
+    }
 }
+
+/// What a run has beside the family's metrics, each a number per run: its rounds, its seconds,
+/// the n-vectors it sent (trace.csv `vectors`, every machine's upload counted), and the
+/// communicated vectors of the CEDRE paper (a broadcast = 1, one vector from every machine =
+/// 1). Rounds and vectors of a run that did not converge are lower bounds.
+pub const RUN_QUANTITIES: [&str; 4] = ["rounds", "time_s", "vectors", "comm_vectors"];
 
 // The manifest spelling of each enum value (same strings serde uses), for labels and messages.
 macro_rules! names {

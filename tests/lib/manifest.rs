@@ -1534,7 +1534,7 @@ fn claim_keys_are_checked_where_written() {
             false,
             "or_equal =",
             "claims[0].or_equal",
-            &["goes with less_than or greater_than"],
+            &["goes with less_than, greater_than, above or below"],
         ),
         (
             "quantity = \"rounds\"\nrelative_to = \"start\"\nat_most = 2",
@@ -1644,6 +1644,11 @@ fn placeholders_are_checked_when_the_manifest_loads() {
             false,
             &["2 parameter variants"],
         ),
+        (
+            "took {{objective <= 2 of SSI}}",
+            false,
+            &["`objective` is higher-is-better", "reach counts the rounds"],
+        ),
     ] {
         let w = desc(text, swept);
         expect(
@@ -1666,4 +1671,205 @@ fn placeholders_are_checked_when_the_manifest_loads() {
         true,
     );
     load_ok(&ok, "paper");
+    // A label holding `/` and ` at `, quoted, names its method; unquoted it does not.
+    let odd = |text: &str| {
+        write(
+            &desc(text, false)
+                .text
+                .replacen("label = \"SSI\"", "label = \"SSI/2 at b\"", 1)
+                .replacen(
+                    "method = \"SSI\"\nrounds",
+                    "method = \"SSI/2 at b\"\nrounds",
+                    1,
+                ),
+        )
+    };
+    load_ok(
+        &odd("{{rounds of `SSI/2 at b`}} and {{vectors of `SSI/2 at b`}}"),
+        "paper",
+    );
+    let w = odd("{{rounds of SSI/2 at b}}");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "description ="),
+        "description",
+        &["\"SSI/2\" is not a method"],
+    );
+}
+
+/// `reach` counts the rounds until a metric is at or below a value: refused on higher-is-better
+/// metrics wherever it is written (a claim, `above`/`below` with it, a paper result), and a
+/// paper result's `reach` qualifies its `rounds`, which near_paper must count the same way.
+#[test]
+fn reach_is_checked_where_written() {
+    let claim = |c: &str| {
+        edit(
+            "[profiles.quick]",
+            &format!("[[claims]]\ntext = \"t\"\nmethod = \"SSI\"\n{c}\n\n[profiles.quick]"),
+        )
+    };
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "quantity = \"objective\"\nreach = 2.0\nat_most = 5",
+            "reach =",
+            "claims[0].reach",
+            &["`objective` is higher-is-better", "at_least"],
+        ),
+        (
+            "quantity = \"kkt\"\nreach = 1e-5\nbelow = \"objective\"",
+            "below =",
+            "claims[0].below",
+            &["`objective` is higher-is-better"],
+        ),
+        (
+            "quantity = \"rounds\"\nbelow = \"kkt\"",
+            "below =",
+            "claims[0].below",
+            &["must be a metric, not `rounds`"],
+        ),
+        (
+            "quantity = \"kkt\"\nabove = \"sv_err\"\nbelow = \"sv_err\"",
+            "below =",
+            "claims[0].below",
+            &["write two claims"],
+        ),
+        (
+            "quantity = \"kkt\"\nabove = \"speed\"",
+            "above =",
+            "claims[0].above",
+            &["\"speed\" is not a metric"],
+        ),
+        (
+            "quantity = \"vectors\"\nreach = 3.0\nat_most = 5",
+            "reach =",
+            "claims[0].reach",
+            &["must be a metric, not `vectors`"],
+        ),
+    ];
+    for (c, line, key, words) in cases {
+        let w = claim(c);
+        expect(&load_err(&w, "paper"), line_of(&w.text, line), key, words);
+    }
+    for ok in [
+        "quantity = \"kkt\"\nreach = 1e-5\nbelow = \"sv_err\"\nor_equal = true",
+        "quantity = \"comm_vectors\"\nless_than = [\"faps (inner_steps=3)\"]",
+        "quantity = \"objective\"\nat_least = 2.0",
+    ] {
+        load_ok(&claim(ok), "paper");
+    }
+    // A paper result's reach.
+    let w = edit(
+        "rounds = 207",
+        "rounds = 207\nreach = { metric = \"objective\", value = 2.0 }",
+    );
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "reach ="),
+        "paper_results[0].reach.metric",
+        &["`objective` is higher-is-better"],
+    );
+    let w = edit("rounds = 207", "reach = { metric = \"kkt\", value = 1e-6 }");
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "reach ="),
+        "paper_results[0].reach",
+        &["give rounds"],
+    );
+    let w = edit(
+        "rounds = 207",
+        "rounds = 207\nreach = { metric = \"kkt\", value = 1e-6 }",
+    );
+    let e = load_ok(&w, "paper");
+    assert_eq!(
+        e.paper_results[0].reach.as_ref().map(|t| t.metric.as_str()),
+        Some("kkt")
+    );
+    // near_paper counts as the paper result does: rounds to kkt ≤ 1e-6, not the run's length.
+    let w = write(&w.text.replacen(
+        "[profiles.quick]",
+        "[[claims]]\ntext = \"t\"\nmethod = \"SSI\"\nquantity = \"rounds\"\nnear_paper = 0.2\n\n[profiles.quick]",
+        1,
+    ));
+    expect(
+        &load_err(&w, "paper"),
+        line_of(&w.text, "near_paper ="),
+        "claims[0].near_paper",
+        &["rounds to kkt ≤ 1e-6", "reach = 1e-6"],
+    );
+    let fixed = w.text.replacen(
+        "quantity = \"rounds\"\nnear_paper",
+        "quantity = \"kkt\"\nreach = 1e-6\nnear_paper",
+        1,
+    );
+    load_ok(&write(&fixed), "paper");
+}
+
+/// A manifest without profiles has one, `default`, and its points are the paper's: a paper
+/// result naming a point it lacks is an error there, as a placeholder's `at` is.
+#[test]
+fn the_default_profile_holds_the_paper_points() {
+    let mut text = GOOD.replace(
+        "[profiles.quick]\ndata = { n = 10, m = 320 }\npartition = { clients = 4 }\n\n[profiles.paper]\n",
+        "[sweep]\n\"data.n\" = [20, 30]\n",
+    );
+    assert!(!text.contains("[profiles"), "test bug: {text}");
+    text = text.replace("rounds = 207", "rounds = 207\npoint = \"n=25\"");
+    let w = write(&text);
+    expect(
+        &load_err(&w, spec::DEFAULT_PROFILE),
+        line_of(&w.text, "point = "),
+        "paper_results[0].point",
+        &[
+            "\"n=25\" is not a sweep point of the default profile",
+            "`n=20`, `n=30`",
+        ],
+    );
+    load_ok(&write(&text.replace("n=25", "n=30")), spec::DEFAULT_PROFILE);
+}
+
+/// A spectrum of the family is compared entry by entry with another, by `above` or `below`
+/// alone.
+#[test]
+fn a_spectrum_claim_needs_above_or_below_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fig5.toml");
+    let fig5 = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/fspca/fig5.toml"),
+    )
+    .unwrap();
+    let with = |c: &str| {
+        let text = fig5.replacen(
+            "[profiles.paper]",
+            &format!("[[claims]]\ntext = \"t\"\nmethod = \"FASPCA\"\nquantity = \"share_rand\"\n{c}\n\n[profiles.paper]"),
+            1,
+        );
+        std::fs::write(&path, &text).unwrap();
+        plan::load(&path, "paper")
+    };
+    // The claim added after the manifest's own.
+    let at = |k: &str| format!("claims[{}].{k}", fig5.matches("[[claims]]").count());
+    for (c, key, words) in [
+        (
+            "at_least = 0.5",
+            "quantity",
+            &["give above or below", "`share_orig`"][..],
+        ),
+        (
+            "above = \"share_orig\"\nat_least = 0.5",
+            "at_least",
+            &["remove `at_least`"],
+        ),
+        (
+            "above = \"recon\"",
+            "above",
+            &["entry by entry with another spectrum"],
+        ),
+    ] {
+        let s = with(c).expect_err(c).to_string();
+        assert!(s.contains(&format!("key `{}`", at(key))), "{c}: {s}");
+        for w in words {
+            assert!(s.contains(w), "{c}: want {w:?} in {s}");
+        }
+    }
+    assert!(with("above = \"share_orig\"").is_ok());
 }

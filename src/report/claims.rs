@@ -225,40 +225,34 @@ pub fn judge(exp: &Experiment, claim: &ClaimSpec, records: &[RunRecord]) -> Verd
             }
         }
         if let Some(share) = claim.near_paper {
-            let Some(paper) = paper_value(exp, claim, records, &p.label) else {
+            match paper_value(exp, claim, records, &p.label) {
+                Some(paper) => {
+                    let (lo, hi) = (paper - share * paper.abs(), paper + share * paper.abs());
+                    let (a, b) = mine.range();
+                    ok = ok.and(Check::of(a >= lo && b <= hi, b < lo || a > hi));
+                    line += &format!(
+                        " vs paper {} (ours/paper {:.2}, ±{:.0} % allowed)",
+                        show_paper(paper, q),
+                        mine.value / paper,
+                        100.0 * share
+                    );
+                }
                 // Without the paper's number only this test is skipped: the claim's other
                 // tests still judge the point.
-                let others = !claim.less_than.is_empty()
-                    || !claim.greater_than.is_empty()
-                    || claim.at_most.is_some()
-                    || claim.at_least.is_some()
-                    || versus(claim).is_some()
-                    || claim.rate.is_some();
-                if !others {
-                    evidence.push(format!("{line}: no paper value, not judged"));
-                    continue;
+                None => {
+                    let others = !claim.less_than.is_empty()
+                        || !claim.greater_than.is_empty()
+                        || claim.at_most.is_some()
+                        || claim.at_least.is_some()
+                        || versus(claim).is_some()
+                        || claim.rate.is_some();
+                    if !others {
+                        evidence.push(format!("{line}: no paper value, not judged"));
+                        continue;
+                    }
+                    line += " (no paper value: ± not judged)";
                 }
-                line += " (no paper value: ± not judged)";
-                if claim.rate.is_some() {
-                    let (check, text) = rate(exp, claim, records, &p.label);
-                    ok = ok.and(check);
-                    line += &text;
-                }
-                line += ok.mark();
-                holds &= ok == Check::Holds;
-                judged += 1;
-                evidence.push(line);
-                continue;
-            };
-            let (lo, hi) = (paper - share * paper.abs(), paper + share * paper.abs());
-            let (a, b) = mine.range();
-            ok = ok.and(Check::of(a >= lo && b <= hi, b < lo || a > hi));
-            line += &format!(
-                " vs paper {} (ours/paper {:.2}, ±{:.0} % allowed)",
-                show_paper(paper, q),
-                mine.value / paper,
-                100.0 * share
-            );
+            }
         }
         if claim.rate.is_some() {
             let (check, text) = rate(exp, claim, records, &p.label);

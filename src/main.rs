@@ -47,6 +47,11 @@ fn mpi_main(cli: Cli, common: &Common) -> ExitCode {
     };
     let rank = mpi::rank();
     mpi::set_reply_timeout(common.mpi_timeout);
+    if rank == 0 {
+        // Heartbeats to the other ranks, whatever rank 0 is busy with, until mpi::finish: they
+        // tell a busy rank 0 from a stopped one.
+        mpi::keep_alive();
+    }
     if rank != 0 {
         let result = dpca_bench::run::mpi::worker(setup(common), &own_manifests(&cli));
         drop(universe);

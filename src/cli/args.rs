@@ -337,7 +337,8 @@ pub struct Common {
     /// With --backend mpi: seconds rank 0 waits for a rank's reply (a round's answer, or its
     /// share of the data at a run's start) before it ends the job, naming the rank and the
     /// round; a stopped or stuck rank would otherwise hang it. Raise it for data that takes a
-    /// rank longer to build.
+    /// rank longer to build. The other ranks end the job when rank 0, whose heartbeats go on
+    /// while it is busy, has sent nothing for rank 0's value of it (it is stopped).
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub mpi_timeout: u64,
 }

@@ -14,9 +14,23 @@
 //! [`Counters`] counts, and [`MpiNetwork`] checks after every round that the payload bytes MPI
 //! moved equal the counted bytes. Arrays arrive with the strides they left with, so BLAS sees
 //! the same layouts as with the local backend and results are identical to the bit.
+//!
+//! Faults in both directions end the job instead of hanging it. Rank 0 polls every reply and
+//! gives up on a rank silent past `--mpi-timeout` ([`set_reply_timeout`]). The other ranks never
+//! block on rank 0 either: they take part in its broadcasts through MPI_Ibcast and send their
+//! replies through MPI_Isend, and poll both. While they wait, rank 0's heartbeat thread
+//! ([`keep_alive`]) sends each of them a small point-to-point message (tag [`HEARTBEAT`], outside
+//! the method's network: never counted) every eighth of the timeout, whatever rank 0's main
+//! thread is doing (building a reference, writing results, loading data); only a rank 0 whose
+//! whole process is stopped or gone falls silent, and a rank that hears nothing from it for the
+//! timeout ends the job with MPI_Abort and one message. The heartbeat thread needs
+//! MPI_THREAD_MULTIPLE; a rank that has never heard a heartbeat (an MPI without it) waits for
+//! rank 0 without a limit, as before.
 
 use super::{Client, Counters, Message, Network, RunNetwork, Transcript};
 use anyhow::{anyhow, bail, Context, Result};
+use mpi::environment::Threading;
+use mpi::request::{Request, Scope};
 use mpi::topology::{Rank, SimpleCommunicator};
 use mpi::traits::*;
 use ndarray::{Array2, ShapeBuilder};
@@ -25,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The server's rank.
@@ -37,6 +51,20 @@ pub const DEFAULT_REPLY_TIMEOUT_S: u64 = 600;
 
 static REPLY_TIMEOUT_S: AtomicU64 = AtomicU64::new(DEFAULT_REPLY_TIMEOUT_S);
 static STALLED: AtomicBool = AtomicBool::new(false);
+/// Whether MPI was initialised with MPI_THREAD_MULTIPLE (the heartbeat thread needs it).
+static THREAD_MULTIPLE: AtomicBool = AtomicBool::new(false);
+
+/// The tag of rank 0's heartbeats: one u64, rank 0's `--mpi-timeout` in seconds, sent point to
+/// point to every other rank. Replies to rank 0 use tag 0; commands travel by broadcast.
+pub const HEARTBEAT: mpi::Tag = 7;
+
+/// How often rank 0's heartbeat thread sends, for a timeout of `timeout_s` seconds: an eighth
+/// of it (at least 50 ms, at most 10 s), so that a waiting rank hears several per timeout, and a
+/// rank busy computing for the whole timeout has at most about eight queued (MPI's shared-memory
+/// transport lends a sender a few hundred buffers for messages not yet received).
+pub fn heartbeat_interval(timeout_s: u64) -> Duration {
+    Duration::from_millis((timeout_s.saturating_mul(1000) / 8).clamp(50, 10_000))
+}
 
 /// How long rank 0 waits for each reply before it ends the job (set once, from the command
 /// line, before the first run).
@@ -194,17 +222,19 @@ impl Link {
         self.world.size()
     }
 
-    /// Broadcast a command (and the payload of a round) from rank 0.
+    /// Broadcast a command (and the payload of a round) from rank 0. Non-blocking broadcasts
+    /// (MPI_Ibcast), waited for: the other ranks poll theirs (see [`Worker::wait`]), and a
+    /// blocking broadcast would not match a non-blocking one.
     fn broadcast(&self, cmd: &Command, payload: &mut [f64]) {
         let root = self.world.process_at_rank(SERVER);
         let mut bytes = to_json(cmd);
         let mut len = bytes.len() as u64;
-        root.broadcast_into(&mut len);
-        root.broadcast_into(&mut bytes[..]);
+        mpi::request::scope(|s| root.immediate_broadcast_into(s, &mut len).wait());
+        mpi::request::scope(|s| root.immediate_broadcast_into(s, &mut bytes[..]).wait());
         if matches!(cmd, Command::Round(_)) {
             let mut n = payload.len() as u64;
-            root.broadcast_into(&mut n);
-            root.broadcast_into(payload);
+            mpi::request::scope(|s| root.immediate_broadcast_into(s, &mut n).wait());
+            mpi::request::scope(|s| root.immediate_broadcast_into(s, payload).wait());
         }
     }
 
@@ -276,9 +306,96 @@ impl Link {
     }
 }
 
-/// Start MPI (once, before anything else uses it); it ends when the universe is dropped.
+/// Start MPI (once, before anything else uses it); it ends when the universe is dropped. It
+/// asks for MPI_THREAD_MULTIPLE, which rank 0's heartbeat thread ([`keep_alive`]) needs.
 pub fn initialize() -> Result<mpi::environment::Universe> {
-    mpi::initialize().context("MPI could not be initialised (was it already?)")
+    let (universe, level) = mpi::initialize_with_threading(Threading::Multiple)
+        .context("MPI could not be initialised (was it already?)")?;
+    THREAD_MULTIPLE.store(level == Threading::Multiple, Ordering::Relaxed);
+    Ok(universe)
+}
+
+/// Rank 0's heartbeat thread, while it runs: its stop flag and handle.
+static KEEPER: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>> = Mutex::new(None);
+
+/// On rank 0, after [`set_reply_timeout`]: start the thread that sends every other rank a
+/// heartbeat every [`heartbeat_interval`], so that they can tell a busy rank 0 (the thread goes
+/// on) from a stopped one (nothing comes). Without MPI_THREAD_MULTIPLE it does nothing, and the
+/// other ranks, never hearing one, wait without a limit. [`finish`] stops it.
+pub fn keep_alive() {
+    if !THREAD_MULTIPLE.load(Ordering::Relaxed) {
+        return;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let timeout = REPLY_TIMEOUT_S.load(Ordering::Relaxed);
+    let spawned = std::thread::Builder::new()
+        .name("mpi-heartbeat".into())
+        .spawn(move || heartbeats(timeout, &flag));
+    match spawned {
+        Ok(handle) => *KEEPER.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, handle)),
+        // Without the thread the other ranks never arm their wait for rank 0: as before.
+        Err(e) => eprintln!(
+            "warning: no MPI heartbeat thread ({e}): a stopped rank 0 would not be detected"
+        ),
+    }
+}
+
+/// Stop rank 0's heartbeat thread (before the job's last broadcast, and MPI's finalisation).
+fn stop_keeping_alive() {
+    let keeper = KEEPER.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some((stop, handle)) = keeper {
+        stop.store(true, Ordering::Relaxed);
+        let _ = handle.join();
+    }
+}
+
+/// The heartbeat thread: every `heartbeat_interval(timeout_s)`, one message to every other
+/// rank, unless the last one to that rank is still on its way (MPI completes a small send at
+/// once unless the receiver holds all the buffers it lends: one more would only pile up).
+/// Non-blocking sends only, so that a stopped rank never holds up the others' heartbeats.
+fn heartbeats(timeout_s: u64, stop: &AtomicBool) {
+    let world = SimpleCommunicator::world();
+    let beat: &'static [u64] = Box::leak(Box::new([timeout_s]));
+    let every = heartbeat_interval(timeout_s);
+    let mut pending: Vec<Option<Request<'static, [u64]>>> =
+        (0..world.size()).map(|_| None).collect();
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        if Instant::now() >= next {
+            for rank in 1..world.size() {
+                let slot = &mut pending[rank as usize];
+                if let Some(req) = slot.take() {
+                    if let Err(req) = req.test() {
+                        *slot = Some(req);
+                        continue;
+                    }
+                }
+                *slot = Some(world.process_at_rank(rank).immediate_send_with_tag(
+                    mpi::request::StaticScope,
+                    beat,
+                    HEARTBEAT,
+                ));
+            }
+            next = Instant::now() + every;
+        }
+        std::thread::sleep(every.min(Duration::from_millis(50)));
+    }
+    // Complete the last sends (the other ranks are alive and draining them); one still on its
+    // way after a second is left to MPI (a request dropped incomplete would panic).
+    let until = Instant::now() + Duration::from_secs(1);
+    for mut slot in pending.into_iter().flatten().map(Some) {
+        while let Some(req) = slot.take() {
+            match req.test() {
+                Ok(_) => {}
+                Err(req) if Instant::now() < until => {
+                    slot = Some(req);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(req) => std::mem::forget(req),
+            }
+        }
+    }
 }
 
 /// This process's rank.
@@ -289,6 +406,7 @@ pub fn rank() -> Rank {
 /// Tell every other rank that the job is over: `None` on success, else why it failed.
 /// Call once, on rank 0, after the last run (no network may be alive).
 pub fn finish(failure: Option<String>) {
+    stop_keeping_alive();
     let link = Link::new();
     let cmd = match failure {
         None => Command::Done,
@@ -374,8 +492,19 @@ impl MpiNetwork {
             Command::Reveal => format!("the evaluation after round {}", round - 1),
             _ => format!("{cmd:?} after round {}", round - 1),
         };
+        let is_round = matches!(cmd, Command::Round(_));
+        if is_round && test_busy_at().is_some_and(|(r, _)| r == round as u64) {
+            // Rank 0 busy outside MPI (as building a reference is), longer than the timeout.
+            std::thread::sleep(test_busy_at().map(|(_, d)| d).unwrap_or_default());
+        }
         self.in_flight = true;
         self.link.broadcast(cmd, payload);
+        if is_round && test_stop_at(SERVER) == Some(round as u64) {
+            // SAFETY: raising a signal at this process; SIGSTOP cannot be caught.
+            unsafe {
+                libc::raise(libc::SIGSTOP);
+            }
+        }
         let replies = self.link.gather(&what);
         self.in_flight = false;
         let replies = replies.map_err(|e| self.brake(format!("{e:#}")))?;
@@ -544,6 +673,9 @@ impl Drop for MpiNetwork {
 pub struct Worker {
     link: Link,
     rank: Rank,
+    /// Rank 0's `--mpi-timeout` (seconds), from its last heartbeat; 0 until one came (rank 0
+    /// then has no heartbeat thread, and this rank waits for it without a limit).
+    timeout_s: AtomicU64,
 }
 
 impl Default for Worker {
@@ -568,7 +700,73 @@ impl Worker {
         Self {
             rank: link.world.rank(),
             link,
+            timeout_s: AtomicU64::new(0),
         }
+    }
+
+    /// Receive every heartbeat rank 0 has sent; whether there was one.
+    fn heartbeats(&self) -> bool {
+        let root = self.link.world.process_at_rank(SERVER);
+        let mut heard = false;
+        while let Some((msg, _)) = root.immediate_matched_probe_with_tag(HEARTBEAT) {
+            let mut beat = [0u64];
+            msg.matched_receive_into(&mut beat[..]);
+            self.timeout_s.store(beat[0].max(1), Ordering::Relaxed);
+            heard = true;
+        }
+        heard
+    }
+
+    /// Complete `req` (a broadcast from rank 0 or a send to it), polling: rank 0's heartbeats
+    /// are received meanwhile, and when none has come for rank 0's timeout the job ends
+    /// (MPI_Abort) with one message. Rank 1 says it; the others wait a little longer, so that
+    /// only rank 1's message is printed unless rank 1 is gone too.
+    fn wait<'a, D: ?Sized, S: Scope<'a>>(&self, mut req: Request<'a, D, S>) {
+        let started = Instant::now();
+        let mut heard = started;
+        loop {
+            req = match req.test() {
+                Ok(_) => return,
+                Err(req) => req,
+            };
+            if self.heartbeats() {
+                heard = Instant::now();
+            }
+            let timeout_s = self.timeout_s.load(Ordering::Relaxed);
+            if timeout_s > 0 {
+                let timeout = Duration::from_secs(timeout_s);
+                let limit = match self.rank {
+                    1 => timeout,
+                    _ => timeout + (timeout / 4).max(Duration::from_secs(2)),
+                };
+                if heard.elapsed() > limit {
+                    eprintln!(
+                        "error: rank 0 sent nothing for {} s (--mpi-timeout): it is stopped, \
+                         stuck or cut off (seen from rank {}); ending the job",
+                        limit.as_secs(),
+                        self.rank
+                    );
+                    abort(1);
+                }
+            }
+            if started.elapsed() < Duration::from_millis(50) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
+    /// Take part in rank 0's broadcast into `buf`, polling ([`Worker::wait`]).
+    fn broadcast_into<B: mpi::datatype::BufferMut + ?Sized>(&self, buf: &mut B) {
+        let root = self.link.world.process_at_rank(SERVER);
+        mpi::request::scope(|s| self.wait(root.immediate_broadcast_into(s, buf)));
+    }
+
+    /// Send `buf` to rank 0, polling ([`Worker::wait`]).
+    fn send<B: mpi::datatype::Buffer + ?Sized>(&self, buf: &B) {
+        let root = self.link.world.process_at_rank(SERVER);
+        mpi::request::scope(|s| self.wait(root.immediate_send(s, buf)));
     }
 
     pub fn rank(&self) -> Rank {
@@ -581,19 +779,18 @@ impl Worker {
 
     /// The next command from rank 0, with a round's broadcast message decoded.
     pub fn command(&self) -> (Result<Command>, Option<Message>) {
-        let root = self.link.world.process_at_rank(SERVER);
         let mut len = 0u64;
-        root.broadcast_into(&mut len);
+        self.broadcast_into(&mut len);
         let mut bytes = vec![0u8; len as usize];
-        root.broadcast_into(&mut bytes[..]);
+        self.broadcast_into(&mut bytes[..]);
         let cmd = serde_json::from_slice::<Command>(&bytes)
             .map_err(|e| anyhow!("unreadable command from rank 0: {e}"));
         match cmd {
             Ok(Command::Round(heads)) => {
                 let mut n = 0u64;
-                root.broadcast_into(&mut n);
+                self.broadcast_into(&mut n);
                 let mut payload = vec![0f64; n as usize];
-                root.broadcast_into(&mut payload[..]);
+                self.broadcast_into(&mut payload[..]);
                 match decode(&heads, &mut &payload[..]) {
                     Ok(msg) => (Ok(Command::Round(heads)), Some(msg)),
                     Err(e) => (Err(e.context("the round's message")), None),
@@ -605,10 +802,9 @@ impl Worker {
 
     /// Answer the last command.
     pub fn reply(&self, reply: &Reply, payload: &[f64]) {
-        let root = self.link.world.process_at_rank(SERVER);
-        root.send(&to_json(reply)[..]);
+        self.send(&to_json(reply)[..]);
         if matches!(reply, Reply::Messages(_)) {
-            root.send(payload);
+            self.send(payload);
         }
     }
 
@@ -681,9 +877,30 @@ impl Worker {
     }
 }
 
-/// The variable that makes a worker stop itself (SIGSTOP) when a round arrives, for the test of
-/// rank 0's reply timeout: `RANK:ROUND`, e.g. `1:2`. Nothing else reads it.
+/// The variable that makes a rank stop itself (SIGSTOP) at a round, for the tests of the
+/// timeouts: `RANK:ROUND`, e.g. `1:2`. A worker stops when the round arrives, rank 0 once it has
+/// broadcast it. Nothing else reads it.
 pub const TEST_STOP_VAR: &str = "DPCA_TEST_MPI_STOP_AT";
+
+/// The variable that keeps rank 0 busy (asleep, outside MPI, as when it builds a reference)
+/// before it broadcasts a round, for the test that a busy rank 0 is not taken for a stopped one:
+/// `ROUND:SECONDS`, e.g. `2:8`. Nothing else reads it.
+pub const TEST_BUSY_VAR: &str = "DPCA_TEST_MPI_BUSY_AT";
+
+/// The round before which rank 0 is to be busy, and for how long, if [`TEST_BUSY_VAR`] says.
+fn test_busy_at() -> Option<(u64, Duration)> {
+    let text = std::env::var(TEST_BUSY_VAR).ok()?;
+    let (round, secs) = text.split_once(':')?;
+    Some((
+        round.trim().parse().ok()?,
+        Duration::from_secs_f64(
+            secs.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0)?,
+        ),
+    ))
+}
 
 /// The round at which this rank is to stop itself, if [`TEST_STOP_VAR`] names it.
 fn test_stop_at(rank: Rank) -> Option<u64> {

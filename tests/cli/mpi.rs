@@ -443,3 +443,103 @@ fn mpi_workers_refuse_a_manifest_other_than_their_own() {
     let (o, _) = mpirun_within(d, &args, &[], limit);
     ok(&o, "the same manifest at another path");
 }
+
+/// Processes whose working folder is `dir` (every rank of a job started there), after giving
+/// mpirun's clean-up up to 5 s.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let mut found = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !name.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            if std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == dir) {
+                let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                found.push(format!(
+                    "{name}: {}",
+                    String::from_utf8_lossy(&cmd).replace('\0', " ")
+                ));
+            }
+        }
+        if found.is_empty() || std::time::Instant::now() > deadline {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The stall test's manifest (SUBSPACE without the attack) in `d` as `<name>.toml`, and the
+/// arguments of an mpirun of it with `--mpi-timeout` `timeout`.
+fn stall_job(d: &Path, name: &str, timeout: &str) -> Vec<String> {
+    let body = SUBSPACE
+        .replace("[attack]\nclient = 2\nmax_rounds = 10\n", "")
+        .replace("mpi_subspace", name);
+    std::fs::write(d.join(format!("{name}.toml")), body).unwrap();
+    let toml = format!("{name}.toml");
+    [
+        "-np",
+        "3",
+        "--oversubscribe",
+        dpca(),
+        "run",
+        &toml,
+        "--results",
+        "mpi",
+        "--backend",
+        "mpi",
+        "--threads",
+        "1",
+        "--mpi-timeout",
+        timeout,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Rank 0 stopped (it stops itself with SIGSTOP once it has broadcast round 2): the workers,
+/// which hear its heartbeats no more, end the job after --mpi-timeout with one message, a
+/// failure status and no process left (mpirun kills the stopped rank 0 too); before, they waited
+/// in their broadcast forever.
+#[test]
+fn mpi_a_stalled_rank_0_ends_the_job_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = stall_job(d, "stalls0", "3");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let stop = [("DPCA_TEST_MPI_STOP_AT", "0:2")];
+    let (o, took) = mpirun_within(d, &args, &stop, std::time::Duration::from_secs(90));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let needle = "rank 0 sent nothing for 3 s (--mpi-timeout)";
+    assert_eq!(err.matches(needle).count(), 1, "{err}");
+    assert_eq!(err.matches("sent nothing").count(), 1, "{err}");
+    assert!(took >= std::time::Duration::from_secs(3), "{took:?}");
+    // Rank 1 says it at the timeout; the others would wait a further 2 s.
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    let left = processes_in(d);
+    assert!(left.is_empty(), "{left:?}");
+    assert!(!d.join("mpi/faps/stalls0/default/trace.csv").exists());
+}
+
+/// Rank 0 busy outside MPI (asleep for 6 s before round 2, as while it builds a reference or
+/// writes results) far longer than --mpi-timeout (2 s): its heartbeat thread keeps the workers
+/// waiting, and the job ends well, every run stored.
+#[test]
+fn mpi_a_busy_rank_0_is_not_taken_for_a_stopped_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = stall_job(d, "busy0", "2");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let busy = [("DPCA_TEST_MPI_BUSY_AT", "2:6")];
+    let (o, took) = mpirun_within(d, &args, &busy, std::time::Duration::from_secs(300));
+    ok(&o, "rank 0 busy for 6 s with --mpi-timeout 2");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("sent nothing"), "{err}");
+    // Each of the three methods' runs slept at its round 2.
+    assert!(took >= std::time::Duration::from_secs(18), "{took:?}");
+    let summary = std::fs::read_to_string(d.join("mpi/faps/busy0/default/summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 4, "{summary}");
+}

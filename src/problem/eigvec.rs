@@ -186,7 +186,7 @@ impl EigvecInstance {
             ),
         };
         task.set_message(format!("reference eigenvector and warm start for {key}"));
-        let inst = Self::from_data(x, sizes, population, MAX_FEATURES)?;
+        let inst = Self::from_data(x, sizes, population, MAX_FEATURES, &super::data_name(point))?;
         task.finish_and_clear();
         Ok(inst)
     }
@@ -199,8 +199,9 @@ impl EigvecInstance {
         sizes: Vec<usize>,
         population: Option<Population>,
         dense_max: usize,
+        data: &str,
     ) -> Result<Self> {
-        let (x, reference, top) = centre_and_reference(x, dense_max)?;
+        let (x, reference, top) = centre_and_reference(x, dense_max, data)?;
         let population = population.map(|p| Population {
             sigma: p.sigma / top,
             u: p.u,
@@ -216,12 +217,14 @@ impl EigvecInstance {
     }
 }
 
-/// λ₁ of the centred data's covariance (eigenvalues descending), which must be positive.
-fn checked_top(values: &Array1<f64>) -> Result<f64> {
+/// λ₁ of the centred data's covariance (eigenvalues descending), which must be positive: the
+/// rank rule of every family ([`super::check_rank`]) at p = 1. `data` names the data.
+fn checked_top(values: &Array1<f64>, data: &str) -> Result<f64> {
     let top = values[0];
-    if top.is_nan() || top <= 0.0 {
-        bail!("the centred data is zero: no leading eigenvector");
+    if top.is_nan() {
+        bail!("{data}: the covariance's largest eigenvalue is NaN");
     }
+    super::check_rank(&values.to_vec(), 1, data, "the centred covariance")?;
     Ok(top)
 }
 
@@ -293,7 +296,7 @@ pub(super) fn share(
     };
     let gram = crate::data::matrix::dense_gram_by_blocks(n, m, centred)?;
     let eig = sym_eig_desc((gram / m as f64).view())?;
-    let scale = checked_top(&eig.values)?.sqrt();
+    let scale = checked_top(&eig.values, &super::data_name(point))?.sqrt();
     let scaled = |range| -> Result<Array2<f64>> { Ok(centred(range)? / scale) };
     let start = warm_start(local_top(
         Block::Dense(scaled(0..sizes[0])?.view()),
@@ -310,7 +313,11 @@ pub(super) fn share(
 
 /// Centre by the global mean (dense: in place; sparse: implicitly), then rescale so that
 /// λ₁(XXᵀ/N) = 1. Returns the data, the reference and the λ₁ it was divided by.
-fn centre_and_reference(x: DataMatrix, dense_max: usize) -> Result<(DataMatrix, Reference, f64)> {
+fn centre_and_reference(
+    x: DataMatrix,
+    dense_max: usize,
+    data: &str,
+) -> Result<(DataMatrix, Reference, f64)> {
     let (d, n) = (x.n(), x.m());
     let mut x = match x {
         DataMatrix::Dense(mut a) => {
@@ -326,7 +333,7 @@ fn centre_and_reference(x: DataMatrix, dense_max: usize) -> Result<(DataMatrix, 
     if d <= dense_max {
         let cov = x.view().gram() / n as f64;
         let eig = sym_eig_desc(cov.view())?;
-        let top = checked_top(&eig.values)?;
+        let top = checked_top(&eig.values, data)?;
         match &mut x {
             // As the family always did (results are fixed to these bits).
             DataMatrix::Dense(a) => *a /= top.sqrt(),
@@ -339,7 +346,7 @@ fn centre_and_reference(x: DataMatrix, dense_max: usize) -> Result<(DataMatrix, 
         return Ok((x, reference, top));
     }
     let eig = x.view().top_gram_eigs(1)?;
-    let top = checked_top(&(&eig.values / n as f64))?;
+    let top = checked_top(&(&eig.values / n as f64), data)?;
     x.scale(1.0 / top.sqrt());
     let v = eig.vectors.column(0).to_owned();
     // λ₁ of the rescaled data, as the metrics' products will see it.
@@ -607,18 +614,21 @@ mod tests {
     fn instances() -> (EigvecInstance, EigvecInstance, f64, f64) {
         let c = crafted();
         let (xd, rd, top_d) =
-            centre_and_reference(DataMatrix::Dense(densify(&c)), MAX_FEATURES).unwrap();
-        let (xs, rs, top_s) = centre_and_reference(DataMatrix::Sparse(c.clone()), 0).unwrap();
+            centre_and_reference(DataMatrix::Dense(densify(&c)), MAX_FEATURES, "test").unwrap();
+        let (xs, rs, top_s) =
+            centre_and_reference(DataMatrix::Sparse(c.clone()), 0, "test").unwrap();
         drop((xd, rd, xs, rs));
         let dense = EigvecInstance::from_data(
             DataMatrix::Dense(densify(&c)),
             SIZES.to_vec(),
             None,
             MAX_FEATURES,
+            "test",
         )
         .unwrap();
         let sparse =
-            EigvecInstance::from_data(DataMatrix::Sparse(c), SIZES.to_vec(), None, 0).unwrap();
+            EigvecInstance::from_data(DataMatrix::Sparse(c), SIZES.to_vec(), None, 0, "test")
+                .unwrap();
         (dense, sparse, top_d, top_s)
     }
 

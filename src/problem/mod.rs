@@ -120,6 +120,68 @@ pub trait Family: Sync {
     ) -> Result<Share>;
 }
 
+/// Eigenvalues at or below this share of the largest count as zero in the rank rule
+/// ([`check_rank`]): singular values at or below 1e-6·σ₁, far above the round-off of the
+/// reference's eigensolvers (about n·ε·λ₁) and far below any committed experiment's λ_p/λ₁
+/// (the smallest, FAPS's geometric spectra, is above 0.1).
+pub const RANK_TOL: f64 = 1e-12;
+
+/// The numerical rank of a matrix whose eigenvalues, descending, are `values` (all of them, or
+/// at least the leading ones asked about): how many exceed [`RANK_TOL`]·λ₁ (0 when λ₁ is not
+/// positive).
+pub fn numerical_rank(values: &[f64]) -> usize {
+    match values.first() {
+        Some(&top) if top > 0.0 => values.iter().filter(|&&v| v > RANK_TOL * top).count(),
+        _ => 0,
+    }
+}
+
+/// The rank rule, the same in every family with a p-dimensional reference: the matrix whose
+/// leading p eigenvectors are the reference (subspace: AAᵀ; sparse: XXᵀ, PCA's r loadings;
+/// eigvec: the centred covariance, p = 1), with eigenvalues `values` (descending, at least the
+/// top p), must have numerical rank ≥ p ([`numerical_rank`]): λ_p > [`RANK_TOL`]·λ₁. Otherwise
+/// the leading p-dimensional subspace is not determined (any completion of the span of the data
+/// is as good) and every metric against it is arbitrary, so the point is refused before any run,
+/// naming `problem.p` (exit 2). `data` names the data (see [`data_name`]), `matrix` the matrix.
+/// The robust family's p is a bound on the rank, not a subspace dimension: the rule does not
+/// apply to it (see docs/own-data.md#degenerate-data).
+pub fn check_rank(values: &[f64], p: usize, data: &str, matrix: &str) -> Result<()> {
+    if values.first().is_some_and(|v| !v.is_finite()) {
+        // Non-finite data is refused where it is read; nothing to judge here.
+        return Ok(());
+    }
+    let r = numerical_rank(&values[..p.min(values.len())]);
+    if r >= p {
+        return Ok(());
+    }
+    let advice = match r {
+        0 => "no direction to find: the data (after preprocessing) are zero".to_string(),
+        _ => format!(
+            "the leading {p}-dimensional subspace is not determined; lower p to at most {r}"
+        ),
+    };
+    Err(prepare::KeyMismatch {
+        key: "problem.p",
+        message: format!(
+            "{data} have numerical rank {r} < p = {p} (eigenvalues of {matrix} at or below \
+             {RANK_TOL:e}·λ₁ count as 0): {advice}"
+        ),
+    }
+    .into())
+}
+
+/// The data of `point`, as the rank rule names it: its file, its dataset or its generator.
+pub fn data_name(point: &Point) -> String {
+    match &point.data.gen {
+        Gen::File(f) => match &f.paths {
+            Some(p) => format!("the data of {}", p.data.display()),
+            None => format!("the data of {}", f.source),
+        },
+        Gen::Dataset(d) => format!("the data of dataset `{}`", d.dataset),
+        other => format!("the data of generator `{}`", other.name()),
+    }
+}
+
 /// Every family, one line each.
 pub const FAMILIES: [&dyn Family; 4] = [
     &subspace::Subspace,
@@ -332,6 +394,28 @@ mod tests {
             assert_eq!(FAMILIES.iter().filter(|f| f.kind() == k).count(), 1, "{k}");
         }
         assert_eq!(FAMILIES.len(), Kind::ALL.len());
+    }
+
+    /// The rank rule: eigenvalues at or below 1e-12·λ₁ count as zero; the error names
+    /// `problem.p` and the rank; a rank of p or more, or data that is not finite, passes.
+    #[test]
+    fn the_rank_rule_counts_eigenvalues_above_1e_12_of_the_first() {
+        assert_eq!(numerical_rank(&[4.0, 1.0, 4e-12, 0.0]), 2);
+        assert_eq!(numerical_rank(&[4.0, 1.0, 4.1e-12, -1e-17]), 3);
+        assert_eq!(numerical_rank(&[0.0, 0.0]), 0);
+        assert_eq!(numerical_rank(&[]), 0);
+        assert!(check_rank(&[4.0, 1.0, 1e-13], 2, "d", "AAᵀ").is_ok());
+        let e = check_rank(&[4.0, 1.0, 1e-13], 3, "the data of x.csv", "AAᵀ").unwrap_err();
+        let k = e.downcast_ref::<prepare::KeyMismatch>().unwrap();
+        assert_eq!(k.key, "problem.p");
+        assert!(
+            k.message.contains("x.csv have numerical rank 2 < p = 3"),
+            "{}",
+            k.message
+        );
+        let e = check_rank(&[0.0], 1, "d", "the covariance").unwrap_err();
+        assert!(format!("{e}").contains("rank 0 < p = 1"), "{e}");
+        assert!(check_rank(&[f64::NAN, 0.0], 2, "d", "AAᵀ").is_ok());
     }
 
     /// A generator no family takes could never run.

@@ -488,6 +488,9 @@ impl SparseInstance {
         task.set_message(format!("PCA reference for {key}"));
         let gram = x.view().gram();
         let eig = sym_eig_desc(gram.view())?;
+        // PCA's r loadings are the reference of recon_ratio: the same rank rule as every family.
+        let data = super::data_name(point);
+        super::check_rank(&eig.values.to_vec(), point.problem.p, &data, "XXᵀ")?;
         let start = start(point, run_seed);
         let z0 = start.get("z")?.clone();
         let model = match point.problem.mu {

@@ -220,6 +220,13 @@ impl SubspaceInstance {
         let (_, data_seed) = super::data_key(point, run_seed);
         let full_key = format!("{key}-seed{data_seed}");
         let reference = Reference::build(a.view(), point.problem.p, cache, &full_key)?;
+        let data = super::data_name(point);
+        super::check_rank(
+            reference.values.as_slice().unwrap_or(&[]),
+            point.problem.p,
+            &data,
+            "AAᵀ",
+        )?;
         task.finish_and_clear();
         Ok(Self {
             a,

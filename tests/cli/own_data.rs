@@ -823,3 +823,76 @@ fn exit0_render_refuses_results_of_a_changed_data_file() {
         "{text}"
     );
 }
+
+/// Exit-0 class: data of numerical rank below p is refused before any run, with exit 2, by every
+/// family with a p-dimensional reference, under one rule (`problem::check_rank`: the reference
+/// matrix's p-th eigenvalue at or below 1e-12·λ₁), naming `problem.p`, the file and the rank
+/// (a rank-2 file at p = 5 used to run: SSI reached KKT 3e-16 and exit 0 on an arbitrary
+/// subspace). Subspace (AAᵀ) and sparse (XXᵀ, PCA's loadings behind recon_ratio) on a rank-2
+/// file; subspace on 3 samples centred (rank 2) at p = 3 = m; eigvec (p = 1, the centred
+/// covariance) on constant features, which it centres itself. The same file at p = 2 runs. The
+/// robust family takes no own data, and its p bounds the rank from above (docs/own-data.md).
+#[test]
+fn exit0_rank_below_p_is_refused_by_every_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let s = samples();
+    let rank2 = Array2::from_shape_fn((60, 8), |(i, j)| {
+        s[(i, 0)] * (j as f64 + 1.0) + s[(i, 1)] * (8.0 - j as f64).powi(2) / 8.0
+    });
+    npy_file(&root.join("exp/rank2.npy"), &rank2);
+    let data = "source = \"rank2.npy\"";
+    let refused = |id: &str, body: String, needle: &str| {
+        write(&root.join(format!("exp/{id}.toml")), &body);
+        let out = run(root, id);
+        let text = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{id}: {text}");
+        for n in [needle, "key `problem.p`", &format!("exp/{id}.toml")] {
+            assert!(text.contains(n), "{id}: no {n:?} in: {text}");
+        }
+        assert!(!text.contains("panicked"), "{text}");
+        let folder = root.join(format!("results/mine/{id}/quick"));
+        for f in ["trace.csv", "summary.csv"] {
+            assert!(!folder.join(f).exists(), "{id} ran: {f}");
+        }
+        text
+    };
+    let sub = manifest("rank_sub", data, EVEN).replace("[problem]\np = 2", "[problem]\np = 5");
+    let text = refused("rank_sub", sub, "numerical rank 2 < p = 5");
+    assert!(
+        text.contains("rank2.npy") && text.contains("lower p to at most 2"),
+        "{text}"
+    );
+    write(
+        &root.join("exp/rank_ok.toml"),
+        &manifest("rank_ok", data, EVEN),
+    );
+    ok(root, "rank_ok");
+
+    let sparse = manifest("rank_sparse", data, EVEN)
+        .replace(
+            "[problem]\np = 2",
+            "[problem]\nkind = \"sparse\"\np = 3\nmu = 0.01",
+        )
+        .replace("name = \"ssi\"", "name = \"dssal1\"")
+        .replace("name = \"faps\"", "name = \"manpg\"");
+    refused("rank_sparse", sparse, "numerical rank 2 < p = 3");
+
+    let three = samples().slice(ndarray::s![..3, ..]).to_owned();
+    npy_file(&root.join("exp/three.npy"), &three);
+    let centred = manifest(
+        "rank_centred",
+        "source = \"three.npy\"\npreprocess = [\"center\"]",
+        "scheme = \"even\"\nclients = 1",
+    )
+    .replace("[problem]\np = 2", "[problem]\np = 3");
+    refused("rank_centred", centred, "numerical rank 2 < p = 3");
+
+    npy_file(
+        &root.join("exp/flat.npy"),
+        &Array2::from_shape_fn((60, 8), |(_, j)| j as f64),
+    );
+    let eig = manifest("rank_eig", "source = \"flat.npy\"", EVEN)
+        .replace("[problem]\np = 2", "[problem]\nkind = \"eigvec\"\np = 1");
+    refused("rank_eig", eig, "numerical rank 0 < p = 1");
+}

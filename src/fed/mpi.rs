@@ -493,13 +493,13 @@ impl MpiNetwork {
             _ => format!("{cmd:?} after round {}", round - 1),
         };
         let is_round = matches!(cmd, Command::Round(_));
-        if is_round && test_busy_at().is_some_and(|(r, _)| r == round as u64) {
+        if is_round && test_busy_at().is_some_and(|(r, _)| r == round) {
             // Rank 0 busy outside MPI (as building a reference is), longer than the timeout.
             std::thread::sleep(test_busy_at().map(|(_, d)| d).unwrap_or_default());
         }
         self.in_flight = true;
         self.link.broadcast(cmd, payload);
-        if is_round && test_stop_at(SERVER) == Some(round as u64) {
+        if is_round && test_stop_at(SERVER) == Some(round) {
             // SAFETY: raising a signal at this process; SIGSTOP cannot be caught.
             unsafe {
                 libc::raise(libc::SIGSTOP);

@@ -127,6 +127,34 @@ impl FolderLock {
     }
 }
 
+/// Remove `dir` if it holds nothing but its `.lock` and an empty `runs/`, then each parent up
+/// to (not including) `root` while it is empty. Anything else found stops it: nothing stored is
+/// ever removed.
+pub fn remove_bare_folders(dir: &Path, root: &Path) {
+    let bare = |d: &Path| {
+        std::fs::read_dir(d).is_ok_and(|entries| {
+            entries.flatten().all(|e| {
+                let name = e.file_name();
+                name == ".lock"
+                    || (name == "runs"
+                        && std::fs::read_dir(e.path()).is_ok_and(|mut r| r.next().is_none()))
+            })
+        })
+    };
+    if !bare(dir) {
+        return;
+    }
+    let _ = std::fs::remove_file(dir.join(".lock"));
+    let _ = std::fs::remove_dir(dir.join("runs"));
+    let mut d = Some(dir);
+    while let Some(p) = d.filter(|p| *p != root && p.starts_with(root)) {
+        if std::fs::remove_dir(p).is_err() {
+            break;
+        }
+        d = p.parent();
+    }
+}
+
 /// Write `bytes` to `path` atomically.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     atomic_write_with(path, |w| w.write_all(bytes))
@@ -214,7 +242,28 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{excerpt, panic_message, sweep_stale_temps, temp_owner};
+    use super::{excerpt, panic_message, remove_bare_folders, sweep_stale_temps, temp_owner};
+
+    /// A folder with only its lock and an empty runs/ goes, with its empty parents up to the
+    /// root; a parent holding anything stays, and a folder holding a stored run is untouched.
+    #[test]
+    fn bare_folders_go_and_nothing_stored_does() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("results");
+        let dir = root.join("mine/x/quick");
+        std::fs::create_dir_all(dir.join("runs")).unwrap();
+        std::fs::write(dir.join(".lock"), "").unwrap();
+        std::fs::write(root.join("mine/keep.txt"), "k").unwrap();
+        remove_bare_folders(&dir, &root);
+        assert!(!root.join("mine/x").exists());
+        assert!(root.join("mine/keep.txt").exists() && root.exists());
+        let stored = root.join("mine/y/quick");
+        std::fs::create_dir_all(stored.join("runs")).unwrap();
+        std::fs::write(stored.join("runs/a.json"), "{}").unwrap();
+        std::fs::write(stored.join(".lock"), "").unwrap();
+        remove_bare_folders(&stored, &root);
+        assert!(stored.join("runs/a.json").exists() && stored.join(".lock").exists());
+    }
 
     #[test]
     fn escape_excerpts_quote_control_characters_and_stay_short() {

@@ -5,7 +5,7 @@ use dpca_bench::plan;
 use dpca_bench::progress::Progress;
 use dpca_bench::run::{self, Backend, Options};
 use dpca_bench::spec;
-use dpca_bench::util::FolderLock;
+use dpca_bench::util::{remove_bare_folders, FolderLock};
 use dpca_bench::{linalg, report};
 use std::path::{Path, PathBuf};
 
@@ -60,8 +60,22 @@ pub fn run_manifest(
     progress: &Progress,
 ) -> Result<()> {
     let exp = plan::load_with(path, profile, sets)?;
-    let _lock = FolderLock::acquire(&run::results_dir(&exp, opts))?;
-    let out = run::run_experiment(&exp, opts, progress)?;
+    let dir = run::results_dir(&exp, opts);
+    let fresh = !dir.exists();
+    let lock = FolderLock::acquire(&dir)?;
+    let out = match run::run_experiment(&exp, opts, progress) {
+        Ok(out) => out,
+        Err(e) => {
+            drop(lock);
+            // Refused before any run was stored (the rank rule, a reference that cannot be
+            // built): the folders this call made hold nothing, so none is left behind. A
+            // concurrent run of the same manifest meets the same refusal.
+            if fresh {
+                remove_bare_folders(&dir, &opts.results_root);
+            }
+            return Err(e);
+        }
+    };
     report::write_all(&exp, &out)?;
     progress.log(format!("{}: results in {}", exp.id, out.dir.display()));
     Ok(())

@@ -370,26 +370,8 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 fn mpi_a_stalled_worker_ends_the_job_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let body = SUBSPACE
-        .replace("[attack]\nclient = 2\nmax_rounds = 10\n", "")
-        .replace("mpi_subspace", "stalls");
-    std::fs::write(d.join("stalls.toml"), body).unwrap();
-    let args = [
-        "-np",
-        "3",
-        "--oversubscribe",
-        dpca(),
-        "run",
-        "stalls.toml",
-        "--results",
-        "mpi",
-        "--backend",
-        "mpi",
-        "--threads",
-        "1",
-        "--mpi-timeout",
-        "3",
-    ];
+    let args = stall_job(d, "stalls", "3");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let stop = [("DPCA_TEST_MPI_STOP_AT", "1:2")];
     let (o, took) = mpirun_within(d, &args, &stop, std::time::Duration::from_secs(90));
     let err = String::from_utf8_lossy(&o.stderr);

@@ -223,18 +223,18 @@ impl Link {
     }
 
     /// Broadcast a command (and the payload of a round) from rank 0. Non-blocking broadcasts
-    /// (MPI_Ibcast), waited for: the other ranks poll theirs (see [`Worker::wait`]), and a
-    /// blocking broadcast would not match a non-blocking one.
+    /// (MPI_Ibcast), polled up to `--mpi-timeout` ([`broadcast_done`]): the other ranks poll theirs
+    /// (see [`Worker::wait`]), and a blocking broadcast would not match a non-blocking one.
     fn broadcast(&self, cmd: &Command, payload: &mut [f64]) {
         let root = self.world.process_at_rank(SERVER);
         let mut bytes = to_json(cmd);
         let mut len = bytes.len() as u64;
-        mpi::request::scope(|s| root.immediate_broadcast_into(s, &mut len).wait());
-        mpi::request::scope(|s| root.immediate_broadcast_into(s, &mut bytes[..]).wait());
+        mpi::request::scope(|s| broadcast_done(root.immediate_broadcast_into(s, &mut len)));
+        mpi::request::scope(|s| broadcast_done(root.immediate_broadcast_into(s, &mut bytes[..])));
         if matches!(cmd, Command::Round(_)) {
             let mut n = payload.len() as u64;
-            mpi::request::scope(|s| root.immediate_broadcast_into(s, &mut n).wait());
-            mpi::request::scope(|s| root.immediate_broadcast_into(s, payload).wait());
+            mpi::request::scope(|s| broadcast_done(root.immediate_broadcast_into(s, &mut n)));
+            mpi::request::scope(|s| broadcast_done(root.immediate_broadcast_into(s, payload)));
         }
     }
 
@@ -313,6 +313,34 @@ pub fn initialize() -> Result<mpi::environment::Universe> {
         .context("MPI could not be initialised (was it already?)")?;
     THREAD_MULTIPLE.store(level == Threading::Multiple, Ordering::Relaxed);
     Ok(universe)
+}
+
+/// Rank 0's side of a broadcast, polled up to `--mpi-timeout`: a rank that never joins it
+/// (stopped after its last reply) holds a payload above MPI's eager limit, and with it rank 0,
+/// forever. A pending broadcast cannot be cancelled, so the job is ended with one message.
+fn broadcast_done<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>) {
+    let timeout = Duration::from_secs(REPLY_TIMEOUT_S.load(Ordering::Relaxed));
+    let started = Instant::now();
+    loop {
+        req = match req.test() {
+            Ok(_) => return,
+            Err(req) => req,
+        };
+        let waited = started.elapsed();
+        if waited >= timeout {
+            eprintln!(
+                "error: a rank did not take rank 0's broadcast within {} s (--mpi-timeout): it \
+                 is stopped, stuck or cut off; ending the job",
+                timeout.as_secs()
+            );
+            abort(1);
+        }
+        if waited < Duration::from_millis(50) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 /// Rank 0's heartbeat thread, while it runs: its stop flag and handle.
@@ -817,6 +845,7 @@ impl Worker {
     /// Serve a started run with this rank's `clients` (in client order) until rank 0 ends it.
     pub fn serve(&self, clients: &mut [Box<dyn Client + '_>]) -> Ended {
         let stop_at = test_stop_at(self.rank);
+        let stop_after = test_stop_after(self.rank);
         let mut round = 0u64;
         loop {
             match self.command() {
@@ -860,10 +889,19 @@ impl Worker {
                         ),
                     }
                 }
-                (Ok(Command::InnerIters), _) => self.reply(
-                    &Reply::Iters(clients.iter().map(|c| c.inner_iters()).collect()),
-                    &[],
-                ),
+                (Ok(Command::InnerIters), _) => {
+                    self.reply(
+                        &Reply::Iters(clients.iter().map(|c| c.inner_iters()).collect()),
+                        &[],
+                    );
+                    // The last command of a round (after its evaluation).
+                    if stop_after == Some(round) {
+                        // SAFETY: raising a signal at this process; SIGSTOP cannot be caught.
+                        unsafe {
+                            libc::raise(libc::SIGSTOP);
+                        }
+                    }
+                }
                 (Ok(Command::EndRun), _) => return Ended::Run,
                 (Ok(Command::Done), _) => return Ended::Done,
                 (Ok(Command::Abort(why)), _) => return Ended::Abort(why),
@@ -879,7 +917,8 @@ impl Worker {
 
 /// The variable that makes a rank stop itself (SIGSTOP) at a round, for the tests of the
 /// timeouts: `RANK:ROUND`, e.g. `1:2`. A worker stops when the round arrives, rank 0 once it has
-/// broadcast it. Nothing else reads it.
+/// broadcast it; `1:2:replied`: worker 1 stops once it has answered round 2 and the commands
+/// after it (evaluation, inner iterations), before it joins round 3's broadcast. Nothing else reads it.
 pub const TEST_STOP_VAR: &str = "DPCA_TEST_MPI_STOP_AT";
 
 /// The variable that keeps rank 0 busy (asleep, outside MPI, as when it builds a reference)
@@ -904,10 +943,21 @@ fn test_busy_at() -> Option<(u64, Duration)> {
 
 /// The round at which this rank is to stop itself, if [`TEST_STOP_VAR`] names it.
 fn test_stop_at(rank: Rank) -> Option<u64> {
+    test_stop(rank).filter(|s| !s.1).map(|s| s.0)
+}
+
+/// The round after whose last command (inner iterations) this worker is to stop itself
+/// (`RANK:ROUND:replied`).
+fn test_stop_after(rank: Rank) -> Option<u64> {
+    test_stop(rank).filter(|s| s.1).map(|s| s.0)
+}
+
+fn test_stop(rank: Rank) -> Option<(u64, bool)> {
     let text = std::env::var(TEST_STOP_VAR).ok()?;
-    let (r, round) = text.split_once(':')?;
-    (r.trim().parse::<Rank>().ok()? == rank).then_some(())?;
-    round.trim().parse().ok()
+    let mut parts = text.split(':');
+    (parts.next()?.trim().parse::<Rank>().ok()? == rank).then_some(())?;
+    let round = parts.next()?.trim().parse().ok()?;
+    Some((round, parts.next().map(str::trim) == Some("replied")))
 }
 
 /// A client's failed reply, as the reply to send instead of the messages.

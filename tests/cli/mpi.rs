@@ -388,6 +388,31 @@ fn mpi_a_stalled_worker_ends_the_job_at_the_timeout() {
     assert!(!d.join("mpi/faps/stalls/default/trace.csv").exists());
 }
 
+/// A worker that stops after answering round 2 and its evaluation, before it joins round 3's
+/// broadcast: with a
+/// payload above MPI's eager limit (n = 400, p = 4: 12.8 kB) rank 0's side of the broadcast
+/// cannot complete, and it gives up at --mpi-timeout with one message and a failure status
+/// instead of waiting forever; no process is left.
+#[test]
+fn mpi_a_worker_stopped_before_a_broadcast_ends_the_job_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut args = stall_job(d, "stallsb", "3");
+    args.extend(["--set".to_string(), "data.n=400".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let stop = [("DPCA_TEST_MPI_STOP_AT", "1:2:replied")];
+    let (o, took) = mpirun_within(d, &args, &stop, std::time::Duration::from_secs(90));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let needle = "a rank did not take rank 0's broadcast within 3 s (--mpi-timeout)";
+    assert_eq!(err.matches(needle).count(), 1, "{err}");
+    assert!(took >= std::time::Duration::from_secs(3), "{took:?}");
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+    let left = processes_in(d);
+    assert!(left.is_empty(), "{left:?}");
+    assert!(!d.join("mpi/faps/stallsb/default/trace.csv").exists());
+}
+
 /// Ranks started with different manifests (mpirun's `A : B` form): the workers refuse rank 0's
 /// run with one message naming both, instead of silently running rank 0's; a copy of rank 0's
 /// manifest at another path (as on another machine) is the same manifest and runs.

@@ -297,11 +297,7 @@ impl Link {
                     timeout.as_secs()
                 );
             }
-            if now - started < Duration::from_millis(50) {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            poll_pause(now - started);
         }
     }
 }
@@ -313,6 +309,16 @@ pub fn initialize() -> Result<mpi::environment::Universe> {
         .context("MPI could not be initialised (was it already?)")?;
     THREAD_MULTIPLE.store(level == Threading::Multiple, Ordering::Relaxed);
     Ok(universe)
+}
+
+/// Between two polls of a wait that has lasted `waited`: yield the core for the first 50 ms (a
+/// reply within milliseconds costs no latency), then sleep a millisecond.
+fn poll_pause(waited: Duration) {
+    if waited < Duration::from_millis(50) {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Rank 0's side of a broadcast, polled up to `--mpi-timeout`: a rank that never joins it
@@ -335,11 +341,7 @@ fn broadcast_done<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>) {
             );
             abort(1);
         }
-        if waited < Duration::from_millis(50) {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        poll_pause(waited);
     }
 }
 
@@ -777,11 +779,7 @@ impl Worker {
                     abort(1);
                 }
             }
-            if started.elapsed() < Duration::from_millis(50) {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            poll_pause(started.elapsed());
         }
     }
 
